@@ -1,0 +1,1 @@
+"""A small order service: line totals and tax in integer cents."""

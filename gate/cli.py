@@ -1,0 +1,264 @@
+"""``verdict-gate`` command line: ``main(argv) -> int``. A thin shell over the pipeline.
+
+Exit codes (DESIGN.md §2): 0 promoted · 1 blocked · 2 usage or configuration error ·
+3 void · 4 incomplete. An internal error prints ``internal error`` and exits 2: never 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from gate import __version__, validate
+from gate.errors import EXIT_USAGE, GateError
+
+EPILOG = """\
+exit codes: 0 promoted, 1 blocked, 2 usage or configuration error, 3 void, 4 incomplete.
+verdicts: pass, fail, inconclusive. A freeze can make a failure inconclusive, never pass.
+docs: README.md and DESIGN.md in the verdict-gate repository."""
+
+
+def _progress(message: str) -> None:
+    print(f"verdict-gate: {message}", file=sys.stderr, flush=True)
+
+
+def _today(value: str | None) -> dt.date:
+    if value is None:
+        return dt.datetime.now(dt.UTC).date()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise GateError("--today", repr(value), "is not a date", "write it as YYYY-MM-DD") from None
+
+
+def write_files(out_dir: Path, files: dict[str, str]) -> None:
+    """The one writer: validate each evidence file against its schema, then write it atomically.
+
+    Raises:
+        GateError: ``out_dir`` exists and is not a directory, or a target is not a regular file.
+        GateError (internal): an evidence file fails its own schema (a bug; fails closed).
+    """
+    from gate.report import SCHEMA_OF
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise GateError("--out", str(out_dir), "exists and is not a directory", "pass a directory path for evidence")
+    for name, text in files.items():
+        schema = SCHEMA_OF.get(name) or ("sarif-2.1.0" if name.endswith(".sarif") else None)
+        if schema:
+            validate.check(schema, json.loads(text), f"(internal) {name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        target = out_dir / name
+        if target.exists() and (target.is_symlink() or not target.is_file()):
+            raise GateError("--out", str(target), "exists and is not a regular file; it is never overwritten",
+                            "choose another --out directory")
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from gate import pipeline, report
+    from gate.verdict import EXIT_CODES
+
+    ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=_today(args.today),
+                      progress=_progress)
+    files = report.render_all(ev, args.sarif_category)
+    write_files(Path(args.out), files)
+    sys.stdout.write(report.terminal_table(ev))
+    print(f"evidence: {args.out}", file=sys.stderr)
+    return EXIT_CODES[ev.outcome]
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from gate import git, pack, pipeline
+    from gate.report import dumps
+
+    repo = git.toplevel(Path(args.repo))
+    rev = git.resolve(repo, args.rev, "--rev")
+    out = Path(args.out)
+    if out.exists() and not out.is_file():
+        raise GateError("--out", str(out), "exists and is not a regular file", "pass a file path, e.g. base.sig.json")
+    with pipeline.scratch_dir() as scratch:
+        p = pack.load(args.pack, repo, scratch)
+        doc = pipeline.replay(repo, rev, p, args.only_id or None, scratch, _progress)
+    validate.check("base_sig", doc, "(internal) base.sig.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(dumps(doc), encoding="utf-8")
+    for r in doc["replays"]:
+        print(f"{r['prop_id']}: {r['status']} {r['signature'] or ''}")
+    print(f"base.sig.json: {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    from gate.ledger import parse_json, parse_ledger
+    from gate.report import dumps
+
+    base_sig = parse_json(Path(args.base_sig).read_text(encoding="utf-8"), "base.sig.json", args.base_sig)
+    validate.check("base_sig", base_sig, args.base_sig)
+    found = [r for r in base_sig["replays"] if r["prop_id"] == args.id]
+    if not found or not found[0]["signature"]:
+        raise GateError("base.sig.json", args.base_sig, f"has no reproduced failure for {args.id!r}",
+                        "replay that property on the base revision first: verdict-gate replay … --only-id ID")
+    rec = found[0]
+    ledger_path = Path(args.ledger)
+    text = ledger_path.read_text(encoding="utf-8") if ledger_path.exists() else '{"version": 1, "freezes": []}'
+    parse_ledger(text, str(ledger_path))
+    doc = json.loads(text)
+    record = {"prop_id": rec["prop_id"], "signature": rec["signature"], "signature_parts": rec["signature_parts"],
+              "fixture_digest": rec["fixture_digest"], "base_revision": rec["base_revision"],
+              "reason": args.reason, "first_seen": args.first_seen or _today(None).isoformat()}
+    if args.expires_on:
+        record["expires_on"] = args.expires_on
+    doc["freezes"].append(record)
+    new_text = dumps(doc)
+    parse_ledger(new_text, str(ledger_path))  # the result must load: reason non-empty, dates real
+    ledger_path.write_text(new_text, encoding="utf-8")
+    print(f"added a freeze of {args.id} ({rec['signature'][:19]}…) to {ledger_path}")
+    return 0
+
+
+def cmd_digest(args: argparse.Namespace) -> int:
+    from gate.digest import digest_dir
+
+    result = digest_dir(Path(args.dir))
+    print(f"tree-v1 {result.digest}  {len(result.files)} files  {result.total_bytes} bytes")
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from gate.digest import MANIFEST_NAME, build_manifest, compare_manifest
+    from gate.ledger import parse_json
+
+    pack_dir = Path(args.packdir)
+    if not pack_dir.is_dir():
+        raise GateError("pack directory", str(pack_dir), "does not exist or is not a directory",
+                        "pass the oracle pack directory (the one holding catalog.yaml)")
+    actual = build_manifest(pack_dir)
+    path = pack_dir / MANIFEST_NAME
+    if args.action == "write":
+        path.write_text(json.dumps(actual, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {path} ({len(actual)} files)")
+        return 0
+    if not path.is_file():
+        raise GateError("manifest", str(path), "does not exist", f"create it: verdict-gate manifest write {pack_dir}")
+    expected = parse_json(path.read_text(encoding="utf-8"), "manifest", str(path))
+    validate.check("manifest", expected, str(path))
+    diff = compare_manifest(expected, actual)
+    if diff.ok:
+        print(f"manifest ok: {len(actual)} files match {path}")
+        return 0
+    print(f"manifest mismatch in {path}:\n{diff.describe()}")
+    return 1
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from gate import demo
+
+    return demo.main(keep=args.keep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verdict-gate", description="Score a patch against a protected oracle: pass, fail or inconclusive.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"verdict-gate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="gate HEAD against a base ref (the whole pipeline)", epilog=EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         description="Load the pack, digest fixtures, split the diff BASE...HEAD, replay frozen "
+                                     "properties on the base revision, run every property on HEAD, and write "
+                                     "fixture.digest, oracle_edited.json, base.sig.json, runs.json, verdicts.json, "
+                                     "results.sarif and summary.md into --out.")
+    run.add_argument("--repo", default=".", help="git work tree to gate (default: .)")
+    run.add_argument("--base", required=True, help="base ref; the base revision is its merge base with HEAD")
+    run.add_argument("--pack", required=True, metavar="PATH_OR_git:REV:DIR",
+                     help="oracle pack: a directory, a .tar.gz/.zip archive, or git:REV:DIR read from a revision")
+    run.add_argument("--out", required=True, help="directory for the evidence files (created)")
+    run.add_argument("--policy", choices=["lenient", "strict"], default=None,
+                     help="promotion policy (default: the catalog's, else lenient)")
+    run.add_argument("--today", metavar="YYYY-MM-DD", default=None,
+                     help="date freezes expire against (default: today, UTC)")
+    run.add_argument("--sarif-category", default="verdict-gate",
+                     help="SARIF runAutomationDetails id (default: verdict-gate)")
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("replay", help="base replay alone: run frozen properties on a revision",
+                         description="Run the ledger's properties (or --only-id) on a detached worktree of --rev "
+                                     "and write base.sig.json to --out.")
+    rep.add_argument("--repo", default=".", help="git repository (default: .)")
+    rep.add_argument("--rev", required=True, help="revision to replay on")
+    rep.add_argument("--pack", required=True, metavar="PATH_OR_git:REV:DIR", help="oracle pack, as for run")
+    rep.add_argument("--out", required=True, metavar="FILE", help="where to write base.sig.json")
+    rep.add_argument("--only-id", action="append", metavar="ID", help="replay only this property (repeatable)")
+    rep.set_defaults(func=cmd_replay)
+
+    frz = sub.add_parser("freeze", help="add a reviewed freeze to a ledger from a base replay",
+                         description="Append a ledger record for --id from a base.sig.json that reproduced its "
+                                     "failure. The reason is yours to write; it is required.")
+    frz.add_argument("--base-sig", required=True, metavar="FILE", help="base.sig.json from `verdict-gate replay`")
+    frz.add_argument("--id", required=True, help="property id to freeze")
+    frz.add_argument("--reason", required=True, help="why this failure is known and forgiven (human-written)")
+    frz.add_argument("--ledger", required=True, metavar="FILE", help="freeze_ledger.json to append to (created)")
+    frz.add_argument("--first-seen", metavar="YYYY-MM-DD", help="default: today")
+    frz.add_argument("--expires-on", metavar="YYYY-MM-DD", help="optional expiry date")
+    frz.set_defaults(func=cmd_freeze)
+
+    dig = sub.add_parser("digest", help="print the tree-v1 digest of a directory")
+    dig.add_argument("dir", help="directory to digest (symlinks refused)")
+    dig.set_defaults(func=cmd_digest)
+
+    man = sub.add_parser("manifest", help="write or verify a pack's manifest.sha256",
+                         description="write: record every file's sha256. verify: list every missing, extra and "
+                                     "changed path (exit 1 on any).")
+    man.add_argument("action", choices=["write", "verify"])
+    man.add_argument("packdir", help="oracle pack directory")
+    man.set_defaults(func=cmd_manifest)
+
+    demo = sub.add_parser("demo", help="build the embedded example and gate its candidate patches",
+                          description="Build examples/orders in a temp git repository, produce its freeze by a real "
+                                      "base replay, gate each candidate patch and check the expected outcomes "
+                                      "(exit 0 when all hold).")
+    demo.add_argument("--keep", action="store_true", help="keep the temp repository and evidence")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the command. Returns the exit code (never raises)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args))
+    except GateError as exc:
+        print(f"verdict-gate: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("verdict-gate: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # fail closed: an internal error never exits 0 and never emits pass
+        import traceback
+
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        print(f"verdict-gate: internal error: {detail}\n  this is a bug in verdict-gate; the run is not promoted. "
+              f"Set VERDICT_GATE_DEBUG=1 for the traceback.", file=sys.stderr)
+        if os.environ.get("VERDICT_GATE_DEBUG"):
+            traceback.print_exc()
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

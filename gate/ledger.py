@@ -1,0 +1,88 @@
+"""``freeze_ledger.json``: human-reviewed freezes (DESIGN.md §7). :func:`parse_ledger` is pure."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gate import validate
+from gate.errors import GateError, VoidError
+from gate.signature import signature_of
+from gate.verdict import Freeze
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The validated freezes, in file order."""
+
+    source: str
+    freezes: tuple[Freeze, ...]
+
+    def for_id(self, prop_id: str) -> tuple[Freeze, ...]:
+        return tuple(f for f in self.freezes if f.prop_id == prop_id)
+
+    def prop_ids(self) -> list[str]:
+        return sorted({f.prop_id for f in self.freezes})
+
+
+def parse_json(text: str, what: str, source: str, *, void: bool = False) -> Any:
+    """``json.loads`` whose syntax error names the file, line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        error = VoidError if void else GateError
+        raise error(what, f"{source}:{exc.lineno}:{exc.colno}", f"is not valid JSON ({exc.msg})",
+                    "fix the JSON syntax at that line") from None
+
+
+def _date(value: str, where: str, error: type[GateError]) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise error("freeze ledger", where, f"{value!r} is not a calendar date",
+                    "write the date as YYYY-MM-DD, e.g. 2026-12-31") from None
+
+
+def parse_ledger(text: str, source: str, *, known_ids: Iterable[str] | None = None, void: bool = False) -> Ledger:
+    """Parse and validate ledger text.
+
+    Args:
+        text: the file's contents (JSON).
+        source: where it was read, for messages.
+        known_ids: catalog ids; a freeze for another id is an error (it could never apply).
+        void: raise :class:`VoidError` (exit 3) instead of :class:`GateError` (exit 2).
+    Raises:
+        GateError | VoidError: on JSON syntax, schema violations, impossible dates, a
+            ``signature`` that is not the hash of its ``signature_parts``, or a parts
+            ``prop_id`` that differs from the record's.
+    """
+    error = VoidError if void else GateError
+    data = parse_json(text, "freeze ledger", source, void=void)
+    validate.check("freeze_ledger", data, source, void=void)
+    known = set(known_ids) if known_ids is not None else None
+    freezes = []
+    for i, raw in enumerate(data["freezes"]):
+        where = f"{source} $.freezes[{i}]"
+        if signature_of(raw["signature_parts"]) != raw["signature"]:
+            raise error("freeze ledger", f"{where}.signature", "is not the sha256 of its signature_parts",
+                        "copy signature and signature_parts together from the base replay's base.sig.json")
+        if raw["signature_parts"]["prop_id"] != raw["prop_id"]:
+            raise error("freeze ledger", f"{where}.prop_id", "differs from signature_parts.prop_id",
+                        "a freeze forgives a failure of its own property only")
+        if known is not None and raw["prop_id"] not in known:
+            raise error("freeze ledger", f"{where}.prop_id", f"{raw['prop_id']!r} is not a catalog property",
+                        "remove the freeze or add the property to the catalog")
+        freezes.append(Freeze(
+            prop_id=raw["prop_id"],
+            signature=raw["signature"],
+            signature_parts=raw["signature_parts"],
+            fixture_digest=raw["fixture_digest"],
+            base_revision=raw["base_revision"],
+            reason=raw["reason"].strip(),
+            first_seen=_date(raw["first_seen"], f"{where}.first_seen", error),
+            expires_on=_date(raw["expires_on"], f"{where}.expires_on", error) if "expires_on" in raw else None,
+        ))
+    return Ledger(source=source, freezes=tuple(freezes))

@@ -1,0 +1,303 @@
+"""The gate pipeline in DESIGN.md §2 order: pack → fixture digest → diff split → base replay →
+candidate run → verdicts. The orchestration edge: it owns temp dirs, git and subprocesses, and
+hands plain values to the pure core (:mod:`gate.verdict`, :mod:`gate.signature`,
+:mod:`gate.diffsplit`, :mod:`gate.digest`).
+
+Nothing consults a freeze before the fixture digest exists.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gate import diffsplit, git, pack, runner
+from gate.catalog import Catalog, Property
+from gate.digest import FORMAT, Entry, Scan, scan, walk
+from gate.errors import GateError
+from gate.globs import match_any
+from gate.signature import make_signature
+from gate.verdict import BaseSig, RunResult, Verdict, decide, outcome, promote
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Evidence:
+    """Everything one gate run produced; the report renders it, the writer writes it once."""
+
+    repo: str
+    head_revision: str = ""
+    base_ref: str = ""
+    base_revision: str = ""
+    pack: dict[str, Any] = field(default_factory=dict)
+    policy: str = "lenient"
+    freeze_base: str = "reproduced"
+    fixture: dict[str, Any] | None = None
+    oracle_edited: dict[str, Any] | None = None
+    base_sig: dict[str, Any] | None = None
+    runs: dict[str, Any] | None = None
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    claimed: tuple[str, ...] = ()
+    properties: dict[str, Property] = field(default_factory=dict)
+    outcome: str = "void"
+    promoted: bool = False
+    why: str = ""
+    void_reason: str = ""
+    notices: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
+    """A private temp dir, removed (read-only pack copies included) on every path out."""
+    path = Path(tempfile.mkdtemp(prefix="verdict-gate-", dir=parent))
+    try:
+        yield path
+    finally:
+        if os.environ.get("VERDICT_GATE_KEEP_WORK"):  # debugging aid: keep specs, results and pytest logs
+            print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
+            return
+        pack.make_writable(path)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _glob_roots(globs: Sequence[str]) -> list[str]:
+    """The literal leading directories of each glob, so only those subtrees are walked."""
+    roots = []
+    for glob in globs:
+        lead = []
+        for seg in glob.split("/")[:-1]:
+            if any(c in seg for c in "*?["):
+                break
+            lead.append(seg)
+        roots.append("/".join(lead))
+    return sorted(set(roots))
+
+
+def fixture_entries(pack_dir: Path, tree: Path, catalog: Catalog) -> list[Entry]:
+    """Digest entries: the pack's ``fixtures/`` as ``pack/…`` and the tree's fixture globs as ``repo/…``."""
+    entries = list(walk(pack_dir / "fixtures", prefix="pack"))
+    seen: set[str] = set()
+    for root in _glob_roots(catalog.paths.fixtures):
+        base = tree / root if root else tree
+        if not base.exists():
+            continue
+        for entry in walk(base, prefix=root):
+            rel = entry.path
+            if rel.startswith(".git/") or rel in seen or not match_any(rel, catalog.paths.fixtures):
+                continue
+            seen.add(rel)
+            entries.append(Entry(f"repo/{rel}", entry.file))
+    return entries
+
+
+def fixture_digest(pack_dir: Path, tree: Path, catalog: Catalog, revision: str) -> tuple[Scan, dict[str, Any]]:
+    """``tree-v1`` over the pack fixtures and the tree's repository fixtures; and its record."""
+    result = scan(fixture_entries(pack_dir, tree, catalog), catalog.normalizers)
+    record = {
+        "version": 1,
+        "format": FORMAT,
+        "digest": result.digest,
+        "revision": revision,
+        "roots": {"pack": "fixtures/ of the oracle pack", "repo": list(catalog.paths.fixtures)},
+        "files": len(result.files),
+        "bytes": result.total_bytes,
+        "normalizers": [vars(n) for n in catalog.normalizers],
+    }
+    return result, record
+
+
+def workspace(p: pack.Pack, tree: Path, scratch: Path) -> runner.Workspace:
+    catalog = p.catalog
+    py_path = tuple((tree / entry).resolve() for entry in catalog.python_path)
+    watch = [p.dir / "fixtures"] + [tree / r for r in _glob_roots(catalog.paths.fixtures) if r]
+    return runner.Workspace(
+        pack_dir=p.dir, tree_dir=tree, python_path=py_path,
+        roots=((p.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
+    )
+
+
+def run_entry(raw: dict[str, Any], prop: Property, digest: str, base_revision: str,
+              tmp_paths: Sequence[str]) -> dict[str, Any]:
+    """One ``runs.json`` / ``base.sig.json`` entry from the plugin's raw record (signature added)."""
+    entry = {
+        "status": raw["status"], "node": raw.get("node", prop.selector), "seed": raw.get("seed"),
+        "trials": raw.get("trials"), "hits": raw.get("hits"), "counterexample": raw.get("counterexample"),
+        "exc_type": raw.get("exc_type"), "message": raw.get("message"), "traceback": raw.get("traceback", []),
+        "duration_s": raw.get("duration_s"), "fixture_digest": digest, "base_revision": base_revision,
+        "fixture_mutated": bool(raw.get("fixture_mutated")), "signature": None, "signature_parts": None,
+    }
+    if raw["status"] in ("fail", "timeout", "crash"):
+        sig = make_signature(prop_id=prop.id, node=entry["node"], seed=entry["seed"],
+                             exc_type=entry["exc_type"] or "builtins.Exception", message=entry["message"] or "",
+                             counterexample=entry["counterexample"], tmp_paths=tmp_paths,
+                             fold_digits=prop.fold_digits)
+        entry["signature"], entry["signature_parts"] = sig.value, dict(sig.parts)
+        if entry["message"]:
+            for tmp in sorted(tmp_paths, key=len, reverse=True):
+                entry["message"] = entry["message"].replace(tmp, "<tmp>")
+    return entry
+
+
+def execute(props: Sequence[Property], p: pack.Pack, tree: Path, revision: str, base_revision: str,
+            scratch: Path, progress: Progress) -> tuple[dict[str, dict[str, Any]], dict[str, Any], int]:
+    """Fixture digest, then run ``props`` on ``tree``. Returns (entries by id, digest record, total items)."""
+    result, record = fixture_digest(p.dir, tree, p.catalog, revision)
+    ws = workspace(p, tree, scratch)
+    before = result.digest
+    raw = runner.run_properties(props, ws, progress) if props else {}
+    after, _ = fixture_digest(p.dir, tree, p.catalog, revision)
+    by_id = {prop.id: prop for prop in props}
+    tmp_paths = [str(tree), str(p.dir), str(scratch), os.path.realpath(tree), os.path.realpath(p.dir)]
+    entries = {pid: run_entry(r, by_id[pid], before, base_revision, tmp_paths) for pid, r in raw.items()}
+    if after.digest != before and not any(e["fixture_mutated"] for e in entries.values()):
+        # The fixtures changed but no single property was caught doing it: fail closed.
+        for pid, e in entries.items():
+            if not by_id[pid].mutates_fixture:
+                e["fixture_mutated"] = True
+    items = sum(int(r.get("items") or 0) for r in raw.values())
+    return entries, record, items
+
+
+def replay(repo: Path, rev: str, p: pack.Pack, only: Sequence[str] | None, scratch: Path,
+           progress: Progress) -> dict[str, Any]:
+    """Base replay: run the ledger's properties (or ``only``) on a detached worktree of ``rev``.
+
+    Returns the ``base.sig.json`` document. The worktree is removed on every path.
+    """
+    ids = list(only) if only else p.ledger.prop_ids()
+    known = p.catalog.by_id()
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise GateError("property id", ", ".join(unknown), "is not in the pack's catalog",
+                        f"use one of: {', '.join(known)}")
+    props = [known[i] for i in ids]
+    with git.worktree(repo, rev, scratch) as tree:
+        sub = scratch / "replay"
+        sub.mkdir()
+        entries, record, _ = execute(props, p, tree, rev, rev, sub, progress)
+    replays = []
+    for prop in props:
+        e = entries.get(prop.id)
+        replays.append({
+            "prop_id": prop.id, "status": e["status"] if e else "missing",
+            "signature": e["signature"] if e else None, "signature_parts": e["signature_parts"] if e else None,
+            "fixture_digest": record["digest"], "base_revision": rev,
+        })
+    return {"version": 1, "base_revision": rev, "fixture_digest": record["digest"], "replays": replays}
+
+
+def _as_run_result(entry: dict[str, Any] | None, prop: Property) -> RunResult | None:
+    if entry is None:
+        return None
+    return RunResult(
+        status=entry["status"], signature=entry["signature"], signature_parts=entry["signature_parts"],
+        fixture_digest=entry["fixture_digest"], seed=entry["seed"], seeded_kind=prop.kind == "property",
+        hits=entry["hits"], fixture_mutated=entry["fixture_mutated"] and not prop.mutates_fixture,
+    )
+
+
+def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, today: dt.date,
+        progress: Progress, temp_parent: Path | None = None) -> Evidence:
+    """The whole pipeline. Returns the :class:`Evidence`; writing it is the caller's.
+
+    Raises:
+        GateError: usage or configuration errors (exit 2) before anything was scored.
+    """
+    repo = git.toplevel(repo)
+    ev = Evidence(repo=str(repo), base_ref=base_ref)
+    head = git.resolve(repo, "HEAD", "HEAD")
+    base_commit = git.resolve(repo, base_ref, "base ref")
+    ev.head_revision = head
+    ev.base_revision = git.merge_base(repo, base_commit, head)
+    dirty = git.dirty_paths(repo)
+    if dirty:
+        ev.notices.append(f"{len(dirty)} uncommitted change(s) are not scored: the gate checks out HEAD {head[:12]}")
+    with scratch_dir(temp_parent) as scratch:
+        progress(f"loading oracle pack {pack_source}")
+        try:
+            p = pack.load(pack_source, repo, scratch)
+        except GateError as exc:
+            if exc.exit_code != 3:
+                raise
+            ev.void_reason = str(exc)
+            ev.pack = {"source": pack_source}
+            return ev
+        catalog = p.catalog
+        ev.pack = {"source": pack_source, "sha256": p.sha256, "files": len(p.manifest), "pack_root": catalog.pack_root}
+        ev.policy = policy or catalog.policy
+        ev.freeze_base = catalog.freeze_base
+        ev.claimed = catalog.claimed
+        ev.properties = catalog.by_id()
+
+        with git.worktree(repo, head, scratch) as cand:
+            progress("fixture digest")
+            _, ev.fixture = fixture_digest(p.dir, cand, catalog, head)
+            progress(f"splitting the diff {ev.base_revision[:12]}...{head[:12]}")
+            raw_diff = git.diff_name_status(repo, ev.base_revision, head)
+            try:
+                changes = diffsplit.parse_name_status(raw_diff)
+            except diffsplit.DiffParseError as exc:
+                raise RuntimeError(f"git diff output could not be parsed: {exc}") from None
+            parts = diffsplit.split(changes, catalog)
+            ev.oracle_edited = {
+                "version": 1, "base_revision": ev.base_revision, "head_revision": head,
+                "buckets": {k: list(v) for k, v in parts.buckets.items()},
+                "oracle_moved": list(parts.oracle_moved), "control_edits": list(parts.control_edits),
+                "void": parts.void,
+            }
+            if parts.void:
+                ev.void_reason = ("the diff edits control files of the oracle: "
+                                  + ", ".join(parts.control_edits[:10])
+                                  + (f" and {len(parts.control_edits) - 10} more" if len(parts.control_edits) > 10 else ""))
+                return ev
+
+            to_replay = [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved]
+            if to_replay:
+                progress(f"base replay of {len(to_replay)} frozen propert{'y' if len(to_replay) == 1 else 'ies'} "
+                         f"on {ev.base_revision[:12]}")
+                ev.base_sig = replay(repo, ev.base_revision, p, to_replay, scratch, progress)
+            else:
+                ev.base_sig = {"version": 1, "base_revision": ev.base_revision,
+                               "fixture_digest": ev.fixture["digest"], "replays": []}
+
+            props = [prop for prop in catalog.properties if prop.id not in parts.oracle_moved]
+            progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate {head[:12]}")
+            cand_scratch = scratch / "candidate"
+            cand_scratch.mkdir()
+            entries, _, items = execute(props, p, cand, head, ev.base_revision, cand_scratch, progress)
+        ev.runs = {
+            "version": 1, "revision": head, "base_revision": ev.base_revision,
+            "fixture_digest": ev.fixture["digest"], "environment": runner.environment_pins(), "runs": entries,
+        }
+
+        replays = [BaseSig(r["prop_id"], r["signature"], r["fixture_digest"], r["base_revision"])
+                   for r in ev.base_sig["replays"]]
+        ancestors = {f.base_revision: git.is_ancestor(repo, f.base_revision, ev.base_revision)
+                     for f in p.ledger.freezes}
+        for prop in catalog.properties:
+            ev.verdicts[prop.id] = decide(
+                _as_run_result(entries.get(prop.id), prop),
+                oracle_edited=prop.id in parts.oracle_moved,
+                freezes=p.ledger.for_id(prop.id),
+                replay=[r for r in replays if r.prop_id == prop.id],
+                base_revision=ev.base_revision, ancestors=ancestors,
+                freeze_base=catalog.freeze_base, today=today,
+            )
+        claimed = {i: ev.verdicts[i] for i in catalog.claimed}
+        promotion = promote(claimed, catalog.claimed, ev.policy)
+        incomplete = any(v.reason in ("unseeded", "vacuous") for v in claimed.values()) or (bool(props) and items == 0)
+        if bool(props) and items == 0:
+            ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
+        ev.promoted = promotion.promoted and not incomplete
+        ev.why = promotion.why
+        ev.outcome = outcome(void=False, incomplete=incomplete, promoted=promotion.promoted)
+        return ev

@@ -1,0 +1,207 @@
+"""Run properties with pytest in a subprocess (DESIGN.md §8). An edge: processes, files, clock.
+
+One pytest process runs every property it is given, in catalog order, with the gate's
+plugin (``verdict_gate_plugin``) writing a ``start`` and a ``result`` line per property.
+This process watches those lines: a property that outlives its ``timeout`` (seconds) has
+its process group killed and is recorded ``timeout``; a process that dies mid-property
+records that property ``crash``. Either way only that property is lost: the ones not yet
+run go to a fresh process.
+
+The subprocess environment is built, not inherited: no ``PYTHONPATH``, ``PYTEST_ADDOPTS``,
+``PYTEST_PLUGINS`` or user site; plugin autoload off; ``-c`` points at an empty ini so the
+candidate's pytest configuration is never read; ``--confcutdir`` stops conftest discovery
+at the pack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate.catalog import Property
+
+POLL_S = 0.05
+TIMEOUT_EXC = "verdict_gate.Timeout"
+CRASH_EXC = "verdict_gate.Crash"
+ENV_PINS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where one run happens.
+
+    Attributes:
+        pack_dir: the materialised, verified pack (pytest rootdir).
+        tree_dir: the candidate work tree or the base worktree (cwd of the run).
+        python_path: absolute directories put first on ``sys.path``.
+        roots: ``(absolute dir, repository prefix)`` pairs for repo-relative tracebacks.
+        watch: fixture directories whose change after a property means it mutated them.
+        scratch: a private directory for specs, results, logs and the bytecode cache.
+    """
+
+    pack_dir: Path
+    tree_dir: Path
+    python_path: tuple[Path, ...]
+    roots: tuple[tuple[Path, str], ...]
+    watch: tuple[Path, ...]
+    scratch: Path
+
+
+def subprocess_env(ws: Workspace) -> dict[str, str]:
+    """The complete environment of the pytest subprocess (nothing else is inherited)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(ws.scratch / "home"),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONPYCACHEPREFIX": str(ws.scratch / "pycache"),
+        "VERDICT_GATE_FIXTURES": str(ws.pack_dir / "fixtures"),
+        **ENV_PINS,
+    }
+    return env
+
+
+def _command(ws: Workspace, spec_file: Path, results: Path, ini: Path, selectors: Sequence[str]) -> list[str]:
+    return [
+        sys.executable, "-s", "-m", "pytest",
+        "-p", "verdict_gate_plugin",
+        "-p", "no:cacheprovider",
+        "-c", str(ini), "--rootdir", str(ws.pack_dir), "--confcutdir", str(ws.pack_dir),
+        "--continue-on-collection-errors", "-q", "--no-header", "-rN", "--tb=short",
+        "--verdict-gate-spec", str(spec_file), "--verdict-gate-results", str(results),
+        *selectors,
+    ]
+
+
+def _signal_name(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def _synthetic(prop: Property, status: str, exc_type: str, message: str) -> dict[str, Any]:
+    return {"event": "result", "id": prop.id, "status": status, "seed": prop.seed if prop.kind == "property" else None,
+            "hypothesis": False, "trials": None, "hits": None, "items": None, "duration_s": None,
+            "fixture_mutated": False, "node": prop.selector, "exc_type": exc_type, "message": message,
+            "counterexample": None, "traceback": []}
+
+
+def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress) -> dict[str, dict[str, Any]]:
+    """Run ``props`` and return id → the plugin's raw result record.
+
+    A property missing from the answer produced no result (not collected: verdict V6).
+    Timeouts and crashes appear as records with status ``timeout`` / ``crash`` and a
+    deterministic ``exc_type``/``message`` so that they too have a signature.
+    """
+    (ws.scratch / "home").mkdir(parents=True, exist_ok=True)
+    ini = ws.scratch / "pytest.ini"
+    ini.write_text("[pytest]\n", encoding="utf-8")
+    results: dict[str, dict[str, Any]] = {}
+    remaining = list(props)
+    attempt = 0
+    total = len(props)
+    while remaining:
+        attempt += 1
+        got = _one_process(remaining, ws, ini, attempt, progress, results, total)
+        left = [p for p in remaining if p.id not in results]
+        if not got or len(left) == len(remaining):
+            break  # the process ran nothing more: what is left was never collected
+        remaining = left
+    return results
+
+
+def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
+                 results: dict[str, dict[str, Any]], total: int) -> int:
+    spec = {
+        "python_path": [str(p) for p in ws.python_path],
+        "roots": [[str(root), prefix] for root, prefix in ws.roots],
+        "watch": [str(w) for w in ws.watch if w.is_dir()],
+        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind} for p in props],
+    }
+    spec_file = ws.scratch / f"spec-{attempt}.json"
+    spec_file.write_text(json.dumps(spec), encoding="utf-8")
+    results_file = ws.scratch / f"results-{attempt}.jsonl"
+    results_file.touch()
+    log = open(ws.scratch / f"pytest-{attempt}.log", "wb")  # noqa: SIM115
+    by_id = {p.id: p for p in props}
+    proc = subprocess.Popen(
+        # pytest resolves path arguments from the cwd (the work tree); node ids stay rootdir-relative
+        _command(ws, spec_file, results_file, ini, sorted({str(ws.pack_dir / p.selector) for p in props})),
+        cwd=ws.tree_dir, env=subprocess_env(ws), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so a timeout kills the whole tree
+    )
+    got = 0
+    current: str | None = None
+    started_at = 0.0
+    buffer = ""
+    try:
+        with open(results_file, encoding="utf-8") as feed:
+            while True:
+                exited = proc.poll() is not None
+                buffer += feed.read()
+                *lines, buffer = buffer.split("\n")
+                for line in lines:
+                    record = json.loads(line)
+                    pid = record["id"]
+                    if record["event"] == "start":
+                        current, started_at = pid, time.monotonic()
+                        progress(f"[{len(results) + 1}/{total}] {pid} …")
+                    elif pid in by_id and pid not in results:
+                        results[pid] = record
+                        got += 1
+                        current = None
+                        progress(f"[{len(results)}/{total}] {pid}: {record['status']}"
+                                 + (f" ({record['duration_s']:.2f} s)" if record.get("duration_s") else ""))
+                if current is not None and time.monotonic() - started_at > by_id[current].timeout:
+                    _kill(proc)
+                    prop = by_id[current]
+                    results[current] = _synthetic(prop, "timeout", TIMEOUT_EXC, f"timed out after {prop.timeout:g} s")
+                    progress(f"[{len(results)}/{total}] {current}: timeout after {prop.timeout:g} s")
+                    return got + 1
+                if exited:
+                    break
+                time.sleep(POLL_S)
+        if got == 0 and current is None:
+            tail = (ws.scratch / f"pytest-{attempt}.log").read_text(errors="replace").strip().splitlines()[-5:]
+            progress("pytest produced no result (exit code {}): {}".format(proc.returncode, " | ".join(tail)))
+        if current is not None:
+            prop = by_id[current]
+            results[current] = _synthetic(prop, "crash", CRASH_EXC,
+                                          f"the pytest process ended ({_signal_name(proc.returncode)}) mid-property")
+            progress(f"[{len(results)}/{total}] {current}: crash ({_signal_name(proc.returncode)})")
+            got += 1
+        return got
+    finally:
+        if proc.poll() is None:
+            _kill(proc)
+        log.close()
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def environment_pins() -> dict[str, str]:
+    """Versions and environment the runs were made under (recorded in ``runs.json``)."""
+    import hypothesis
+    import pytest
+
+    return {**ENV_PINS, "python": sys.version.split()[0], "pytest": pytest.__version__,
+            "hypothesis": hypothesis.__version__, "platform": sys.platform}

@@ -1,0 +1,300 @@
+"""The gate's pytest plugin: inert unless ``--verdict-gate-spec`` is given (DESIGN.md §8).
+
+Loaded by the runner with ``-p verdict_gate_plugin`` in a subprocess whose plugin
+autoload is off. It deliberately imports nothing from the ``gate`` package: the oracle's
+properties may import the candidate's own ``gate`` package (verdict-gate gating itself),
+and that import must find the candidate's code, not ours.
+
+What it does when active:
+
+- puts the candidate's ``python_path`` directories first on ``sys.path``;
+- keeps only the catalog's properties, grouped in catalog order;
+- forces Hypothesis to the recorded seed, no example database and no deadline, and
+  wraps each test's ``inner_test`` to count trials and hits and keep the last
+  (shrunk) example as the counterexample;
+- provides the ``oracle_fixtures`` fixture (a read-only ``pathlib.Path``);
+- appends one JSON line per event to the results file: ``start`` before a property's
+  first test, ``result`` after its last, so the parent can enforce timeouts and
+  recover from a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_STATE_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("verdict-gate")
+    group.addoption("--verdict-gate-spec", default=None, help="(internal) run spec written by verdict-gate")
+    group.addoption("--verdict-gate-results", default=None, help="(internal) JSON-lines results file")
+
+
+def _state(config: pytest.Config) -> dict[str, Any] | None:
+    return config.stash.get(_STATE_KEY, None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    spec_path = config.getoption("--verdict-gate-spec")
+    if not spec_path:
+        return
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    for entry in reversed(spec["python_path"]):
+        sys.path.insert(0, entry)
+    state: dict[str, Any] = {
+        "spec": spec,
+        "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115
+        "item_prop": {},
+        "props": {p["id"]: p for p in spec["properties"]},
+        "acc": {},
+        "collect_errors": {},
+        "started": set(),
+        "finished": set(),
+    }
+    config.stash[_STATE_KEY] = state
+    try:
+        from hypothesis import settings
+
+        settings.register_profile("verdict-gate", database=None, deadline=None, print_blob=False)
+        settings.load_profile("verdict-gate")
+    except ImportError:  # a pack without Hypothesis properties needs no Hypothesis
+        pass
+
+
+def _emit(state: dict[str, Any], record: dict[str, Any]) -> None:
+    out = state["out"]
+    out.write(json.dumps(record, sort_keys=True, default=repr) + "\n")
+    out.flush()
+
+
+def _prop_for(nodeid: str, props: list[dict[str, Any]]) -> str | None:
+    for prop in props:
+        sel = prop["selector"]
+        if nodeid == sel or nodeid.startswith(sel + "::") or nodeid.startswith(sel + "["):
+            return prop["id"]
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    """A JSON value for a drawn example: plain JSON as is, anything else by ``repr``."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) -> None:
+    func = getattr(item, "obj", None)
+    func = getattr(func, "__func__", func)
+    handle = getattr(func, "hypothesis", None)
+    if handle is None or not hasattr(handle, "inner_test"):
+        return
+    from hypothesis import seed as hyp_seed
+    from hypothesis import settings
+    from hypothesis.errors import UnsatisfiedAssumption
+
+    acc["hypothesis"] = True
+    if prop.get("seed") is not None:
+        hyp_seed(prop["seed"])(func)
+        acc["seed"] = prop["seed"]
+    holder = getattr(handle.inner_test, "_verdict_gate_holder", None)
+    if holder is not None:  # parametrized items share one function: wrap it once
+        holder["acc"] = acc
+        return
+    holder = {"acc": acc}
+    current = getattr(func, "_hypothesis_internal_use_settings", None)
+    func._hypothesis_internal_use_settings = settings(current, database=None, deadline=None)
+    inner = handle.inner_test
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        acc = holder["acc"]
+        acc["trials"] += 1
+        acc["last_example"] = {k: _jsonable(v) for k, v in kwargs.items()}
+        try:
+            result = inner(*args, **kwargs)
+        except UnsatisfiedAssumption:
+            raise
+        except BaseException:
+            acc["hits"] += 1
+            raise
+        acc["hits"] += 1
+        return result
+
+    counted._verdict_gate_holder = holder  # type: ignore[attr-defined]
+    handle.inner_test = counted
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = _state(config)
+    if state is None:
+        return
+    props = state["spec"]["properties"]
+    order = {p["id"]: i for i, p in enumerate(props)}
+    kept, dropped = [], []
+    for item in items:
+        pid = _prop_for(item.nodeid, props)
+        if pid is None:
+            dropped.append(item)
+            continue
+        state["item_prop"][item.nodeid] = pid
+        kept.append(item)
+    kept.sort(key=lambda it: order[state["item_prop"][it.nodeid]])  # stable: file order inside a property
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+
+
+@pytest.fixture
+def oracle_fixtures() -> Path:
+    """The pack's ``fixtures/`` directory, read-only (also in ``$VERDICT_GATE_FIXTURES``)."""
+    return Path(os.environ["VERDICT_GATE_FIXTURES"])
+
+
+def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
+    snap = []
+    for top in dirs:
+        for root, subdirs, files in os.walk(top):
+            subdirs.sort()
+            for name in sorted(files) + sorted(d + "/" for d in subdirs):
+                path = os.path.join(root, name.rstrip("/"))
+                st = os.lstat(path)
+                snap.append((path, st.st_size, st.st_mtime_ns, st.st_mode))
+    return snap
+
+
+def _new_acc(prop: dict[str, Any]) -> dict[str, Any]:
+    return {"trials": 0, "hits": 0, "items": 0, "status": None, "failure": None, "seed": None,
+            "hypothesis": False, "last_example": None, "t0": time.monotonic()}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    state = _state(item.config)
+    if state is None:
+        return (yield)
+    pid = state["item_prop"][item.nodeid]
+    prop = state["props"][pid]
+    if pid not in state["started"]:
+        state["started"].add(pid)
+        state["acc"][pid] = _new_acc(prop)
+        state["snapshot"] = _snapshot(state["spec"]["watch"])
+        _emit(state, {"event": "start", "id": pid, "time": time.time()})
+    acc = state["acc"][pid]
+    acc["items"] += 1
+    acc["item_hits_before"] = acc["hits"]
+    _instrument(item, prop, acc)
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or state["item_prop"].get(nextitem.nodeid) != pid:
+            _finish(state, pid)
+
+
+def _finish(state: dict[str, Any], pid: str) -> None:
+    acc = state["acc"][pid]
+    mutated = _snapshot(state["spec"]["watch"]) != state.get("snapshot")
+    status = acc["status"] or "skipped"
+    record = {
+        "event": "result",
+        "id": pid,
+        "status": status,
+        "seed": acc["seed"],
+        "hypothesis": acc["hypothesis"],
+        "trials": acc["trials"],
+        "hits": acc["hits"],
+        "items": acc["items"],
+        "duration_s": round(time.monotonic() - acc["t0"], 6),
+        "fixture_mutated": mutated,
+    }
+    if acc["failure"]:
+        record.update(acc["failure"])
+    state["finished"].add(pid)
+    _emit(state, record)
+
+
+def _frames(excinfo: Any, roots: list[list[str]]) -> list[dict[str, Any]]:
+    frames = []
+    for entry in excinfo.traceback:
+        path = str(entry.path)
+        for root, prefix in roots:
+            if path.startswith(root.rstrip("/") + "/"):
+                rel = path[len(root.rstrip("/")) + 1:]
+                frames.append({"path": f"{prefix}/{rel}" if prefix else rel, "line": entry.lineno + 1,
+                               "function": entry.name})
+                break
+    return frames
+
+
+def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]]) -> dict[str, Any]:
+    exc = excinfo.value
+    cause = exc.__cause__ if type(exc).__name__ == "CollectError" and exc.__cause__ is not None else exc
+    etype = type(cause)
+    has_example = bool(acc and acc.get("hypothesis") and acc.get("last_example") is not None)
+    return {
+        "node": nodeid,
+        "exc_type": f"{etype.__module__}.{etype.__qualname__}",
+        "message": str(cause),
+        "counterexample": acc["last_example"] if has_example and acc else None,
+        "traceback": _frames(excinfo, roots),
+    }
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    state = _state(item.config)
+    if state is None:
+        return report
+    acc = state["acc"][state["item_prop"][item.nodeid]]
+    if report.when == "call" and not acc["hypothesis"] and report.outcome != "skipped":
+        acc["trials"] += 1  # a plain (example) test is one trial, one hit when its body ran
+        acc["hits"] += 1
+    xfailed = report.skipped and hasattr(report, "wasxfail")
+    if report.failed or xfailed:
+        if acc["status"] != "fail" and call.excinfo is not None:
+            acc["failure"] = _failure(call.excinfo, item.nodeid, acc, state["spec"]["roots"])
+        acc["status"] = "fail"
+    elif report.skipped and acc["status"] is None and report.when in ("setup", "call"):
+        acc["status"] = None  # stays "skipped" unless another test of the property runs
+    elif report.when == "call" and report.passed and acc["status"] is None:
+        acc["status"] = "pass"
+    return report
+
+
+def pytest_exception_interact(node: pytest.Item | pytest.Collector, call: pytest.CallInfo[Any], report: Any) -> None:
+    state = _state(node.config)
+    if state is None or isinstance(node, pytest.Item) or call.excinfo is None:
+        return
+    state["collect_errors"][node.nodeid] = _failure(call.excinfo, node.nodeid, None, state["spec"]["roots"])
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = _state(session.config)
+    if state is None:
+        return
+    # A property whose module failed to import never started: report the import error as its failure.
+    for prop in state["spec"]["properties"]:
+        if prop["id"] in state["started"]:
+            continue
+        path = prop["selector"].split("::")[0]
+        for nodeid, failure in state["collect_errors"].items():
+            if nodeid == path or path.startswith(nodeid.rstrip("/") + "/") or nodeid == "":
+                _emit(state, {"event": "result", "id": prop["id"], "status": "fail", "seed": None,
+                              "hypothesis": False, "trials": 0, "hits": 0, "items": 0, "duration_s": 0.0,
+                              "fixture_mutated": False, **failure, "node": prop["selector"]})
+                break
+    state["out"].close()

@@ -164,7 +164,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from gate import demo
 
-    return demo.main(keep=args.keep)
+    return demo.main(keep=args.keep, refresh_ledger=args.refresh_ledger)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "base replay, gate each candidate patch and check the expected outcomes "
                                       "(exit 0 when all hold).")
     demo.add_argument("--keep", action="store_true", help="keep the temp repository and evidence")
+    demo.add_argument("--refresh-ledger", action="store_true",
+                      help="rewrite examples/orders/freeze_ledger.json from the replay (after editing the example)")
     demo.set_defaults(func=cmd_demo)
     return parser
 

@@ -139,12 +139,14 @@ def decide(
     Returns:
         a :class:`Verdict`; ``pass`` only for a runner pass on an unedited oracle.
     """
-    if run is None:
-        return _fail("missing_run", "the runner produced no result for this property")
+    # An edited oracle comes first: the pipeline does not run an edited property (DESIGN §2
+    # step 5), so its missing result is expected and oracle_moved is the reason to report.
     if oracle_edited:
-        if run.status == "pass":
+        if run is not None and run.status == "pass":
             return _fail("catalog_drift", "the property passed, but its oracle file is edited in the diff")
         return _fail("oracle_moved", "the oracle file is edited in the diff; any freeze is void")
+    if run is None:
+        return _fail("missing_run", "the runner produced no result for this property")
     if run.fixture_mutated:
         return _fail("fixture_mutated", "the property changed the fixtures but is declared mutates_fixture: false")
     if run.status in ("pass", "fail", "skipped") and run.seeded_kind and run.seed is None:

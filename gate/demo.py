@@ -1,0 +1,166 @@
+"""``verdict-gate demo``: build the embedded example and gate its candidate patches.
+
+1. Copy ``examples/orders/repo`` into a fresh git repository and commit it (fixed author,
+   committer and dates, so the commit ids are the same on every machine).
+2. Replay ``prop.tax_round`` on that commit with ``verdict-gate replay`` and freeze its
+   failure with ``verdict-gate freeze`` and the reason in ``candidates.yaml``: the ledger's
+   one freeze comes from a real base replay, never typed in. Commit the ledger (the base).
+3. For each candidate in ``candidates.yaml``: branch from the base, apply its edits,
+   commit, run ``verdict-gate run --pack git:main:oracle``, print the verdict table and
+   compare the outcome and verdicts with the expectation.
+
+Returns 0 when every expectation holds, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gate import cli
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "verdict-gate demo", "GIT_AUTHOR_EMAIL": "demo@verdict-gate.invalid",
+    "GIT_COMMITTER_NAME": "verdict-gate demo", "GIT_COMMITTER_EMAIL": "demo@verdict-gate.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def examples_dir() -> Path:
+    """``examples/orders``: installed as ``gate._examples`` data, else from the source checkout."""
+    from importlib import resources
+
+    try:
+        installed = Path(str(resources.files("gate._examples"))) / "orders"
+        if installed.is_dir():
+            return installed
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parent.parent / "examples" / "orders"
+
+
+def _git(repo: Path, *args: str, date: str = "2026-11-01T12:00:00+00:00") -> str:
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    proc = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args],
+                          env=env, capture_output=True, text=True, check=True)
+    return proc.stdout.strip()
+
+
+def _apply(repo: Path, edits: list[dict[str, Any]]) -> None:
+    for edit in edits:
+        path = repo / edit["path"]
+        if "replace" in edit:
+            old, new = edit["replace"]
+            text = path.read_text(encoding="utf-8")
+            if old not in text:
+                raise ValueError(f"candidate edit: {old!r} not found in {edit['path']}")
+            path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        elif "write" in edit:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(edit["write"], encoding="utf-8")
+
+
+def _quiet(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def build_base(work: Path, spec: dict[str, Any]) -> tuple[Path, str]:
+    """Build the example repository; return (repo, ledger text). The ledger comes from a real replay."""
+    src = examples_dir() / "repo"
+    repo = work / "orders"
+    shutil.copytree(src, repo, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+    _git(repo, "init", "--quiet")
+    _git(repo, "add", "--all")
+    _git(repo, "commit", "--quiet", "-m", "order service with its oracle")
+    first = _git(repo, "rev-parse", "HEAD")
+    freeze = spec["base_freeze"]
+    base_sig = work / "base.sig.json"
+    code, _, err = _quiet(["replay", "--repo", str(repo), "--rev", first, "--pack", f"git:{first}:oracle",
+                           "--out", str(base_sig), "--only-id", freeze["prop_id"]])
+    if code != 0:
+        raise RuntimeError(f"base replay failed ({code}): {err}")
+    ledger = repo / "oracle" / "freeze_ledger.json"
+    code, _, err = _quiet(["freeze", "--base-sig", str(base_sig), "--id", freeze["prop_id"], "--reason", freeze["reason"],
+                           "--ledger", str(ledger), "--first-seen", freeze["first_seen"]])
+    if code != 0:
+        raise RuntimeError(f"freeze failed ({code}): {err}")
+    code, _, err = _quiet(["manifest", "write", str(repo / "oracle")])
+    if code != 0:
+        raise RuntimeError(f"manifest write failed ({code}): {err}")
+    _git(repo, "add", "--all")
+    _git(repo, "commit", "--quiet", "-m", "freeze the known tax rounding failure", date="2026-11-02T12:00:00+00:00")
+    return repo, ledger.read_text(encoding="utf-8")
+
+
+def check(expect: dict[str, Any], verdicts: dict[str, Any]) -> list[str]:
+    """Differences between a candidate's expectation and its ``verdicts.json`` (empty when met)."""
+    problems = []
+    if verdicts["outcome"] != expect["outcome"]:
+        problems.append(f"outcome {verdicts['outcome']} (expected {expect['outcome']})")
+    for pid, (verdict, reasons) in expect.get("verdicts", {}).items():
+        got = verdicts["verdicts"].get(pid)
+        allowed = reasons if isinstance(reasons, list) else [reasons]
+        if got is None or got["verdict"] != verdict or got["reason"] not in allowed:
+            shown = f"{got['verdict']}/{got['reason']}" if got else "no verdict"
+            problems.append(f"{pid}: {shown} (expected {verdict}/{'|'.join(allowed)})")
+    return problems
+
+
+def main(keep: bool = False, refresh_ledger: bool = False) -> int:
+    spec = yaml.safe_load((examples_dir() / "candidates.yaml").read_text(encoding="utf-8"))
+    work = Path(tempfile.mkdtemp(prefix="verdict-gate-demo-"))
+    failures = 0
+    try:
+        print("building the example order service and freezing its known failure by a real base replay …")
+        repo, ledger_text = build_base(work, spec)
+        committed = examples_dir() / "freeze_ledger.json"
+        if refresh_ledger:
+            committed.write_text(ledger_text, encoding="utf-8")
+            print(f"wrote {committed}")
+        elif committed.is_file() and json.loads(committed.read_text()) != json.loads(ledger_text):
+            print(f"note: the replayed ledger differs from {committed}; refresh it with `verdict-gate demo --refresh-ledger`")
+            failures += 1
+        for cand in spec["candidates"]:
+            _git(repo, "checkout", "--quiet", "-B", cand["name"], "main")
+            _apply(repo, cand["edits"])
+            _git(repo, "commit", "--quiet", "--all", "-m", cand["description"], date="2026-11-03T12:00:00+00:00")
+            out = work / "evidence" / cand["name"]
+            print(f"\n=== {cand['name']}: {cand['description']}")
+            code, table, err = _quiet(["run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle",
+                                       "--out", str(out), "--today", spec.get("today", "2026-11-30")])
+            print(table, end="")
+            if code == 2:
+                print(err)
+                failures += 1
+                continue
+            verdicts = json.loads((out / "verdicts.json").read_text())
+            problems = check(cand["expect"], verdicts)
+            if problems:
+                failures += 1
+                print("UNEXPECTED: " + "; ".join(problems))
+            else:
+                print(f"as expected: {cand['expect']['outcome']} (exit {code})")
+        print(f"\n{len(spec['candidates']) - failures} of {len(spec['candidates'])} candidates as expected")
+        if keep:
+            print(f"kept {work}")
+        return 0 if failures == 0 else 1
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Shared test helpers: real git repositories in temp dirs and the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gate import validate
+from gate.demo import GIT_ENV, build_base, examples_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIDENCE_SCHEMAS = {
+    "fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited", "base.sig.json": "base_sig",
+    "runs.json": "runs", "verdicts.json": "verdicts", "results.sarif": "sarif-2.1.0",
+}
+SHARED_SARIF = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
+
+
+def git(repo: Path, *args: str, date: str = "2026-11-05T12:00:00+00:00") -> str:
+    """Run git in ``repo`` with a fixed identity and date; return stdout."""
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    proc = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args],
+                          env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, f"git {' '.join(args)} failed: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``verdict-gate ARGS`` as a subprocess (``python -m gate.cli``)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "gate.cli", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def validate_evidence(out: Path) -> dict[str, object]:
+    """Validate every evidence file in ``out`` against ``schemas/`` (SARIF also against the
+    shared OASIS copy when present); return the parsed documents by name."""
+    docs: dict[str, object] = {}
+    for name, schema in EVIDENCE_SCHEMAS.items():
+        path = out / name
+        if not path.exists():
+            continue
+        doc = json.loads(path.read_text())
+        validate.check(schema, doc, str(path))
+        docs[name] = doc
+    if "results.sarif" in docs and SHARED_SARIF.exists():
+        import jsonschema
+
+        jsonschema.validate(docs["results.sarif"], json.loads(SHARED_SARIF.read_text()))
+    return docs
+
+
+@pytest.fixture(scope="session")
+def example_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example order service with its replayed freeze committed on ``main`` (built once)."""
+    import yaml
+
+    work = tmp_path_factory.mktemp("example")
+    spec = yaml.safe_load((examples_dir() / "candidates.yaml").read_text())
+    repo, _ = build_base(work, spec)
+    return repo
+
+
+@pytest.fixture
+def example_repo(example_base: Path, tmp_path: Path) -> Path:
+    """A private copy of the example repository, on a fresh branch ``candidate``."""
+    repo = tmp_path / "orders"
+    shutil.copytree(example_base, repo)
+    git(repo, "checkout", "--quiet", "-b", "candidate")
+    return repo

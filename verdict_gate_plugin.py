@@ -47,6 +47,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not spec_path:
         return
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    try:  # import before the candidate joins sys.path, so a candidate `hypothesis.py` cannot shadow it
+        import hypothesis  # noqa: F401
+        import hypothesis.errors  # noqa: F401
+    except ImportError:
+        pass
     for entry in reversed(spec["python_path"]):
         sys.path.insert(0, entry)
     state: dict[str, Any] = {
@@ -293,7 +298,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         path = prop["selector"].split("::")[0]
         for nodeid, failure in state["collect_errors"].items():
             if nodeid == path or path.startswith(nodeid.rstrip("/") + "/") or nodeid == "":
-                _emit(state, {"event": "result", "id": prop["id"], "status": "fail", "seed": None,
+                # The seed is recorded as the one the property would have run with: it never
+                # ran, so it cannot have run unseeded.
+                _emit(state, {"event": "result", "id": prop["id"], "status": "fail", "seed": prop.get("seed"),
                               "hypothesis": False, "trials": 0, "hits": 0, "items": 0, "duration_s": 0.0,
                               "fixture_mutated": False, **failure, "node": prop["selector"]})
                 break

@@ -68,6 +68,10 @@ def _fix(error: ValidationError, source: str) -> str:
         return f"add the missing field at {where} in {source}"
     if error.validator == "additionalProperties":
         return f"remove or rename the unknown key at {where} (allowed keys: {', '.join(sorted(error.schema.get('properties', {})))})"
+    if error.validator in ("pattern", "minLength") and error.schema.get("description"):
+        return f"{where} must be {error.schema['description']}"
+    if error.validator == "const":
+        return f"set {where} to {error.validator_value!r}"
     if error.validator == "enum":
         return f"use one of {error.validator_value} at {where}"
     return f"correct {where} in {source} to match schemas/{{name}}.schema.json"

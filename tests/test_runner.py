@@ -1,0 +1,176 @@
+"""The runner on hostile and broken properties: timeouts, crashes, candidate configuration,
+fixture mutation, unseeded and uncollected properties. Real pytest subprocesses, real git."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import yaml
+
+from conftest import cli, commit_all, git, validate_evidence
+
+BASE_SRC = {"src/calc.py": "def add(a, b):\n    return a + b\n"}
+
+
+def make_project(root: Path, properties: dict[str, str], catalog: list[dict], src: dict[str, str] | None = None,
+                 ledger: dict | None = None) -> Path:
+    """A repository with ``src/`` and an oracle pack in ``oracle/``, committed on ``main``,
+    checked out on a new branch ``candidate``."""
+    repo = root / "repo"
+    for rel, text in {**BASE_SRC, **(src or {})}.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    pack = repo / "oracle"
+    (pack / "properties").mkdir(parents=True)
+    (pack / "fixtures").mkdir()
+    (pack / "fixtures" / "data.json").write_text('{"n": 1}\n')
+    for name, code in properties.items():
+        (pack / "properties" / name).write_text(textwrap.dedent(code))
+    (pack / "catalog.yaml").write_text(yaml.safe_dump({"version": 1, "seed": 1, "python_path": ["src"],
+                                                      "properties": catalog}))
+    (pack / "freeze_ledger.json").write_text(json.dumps(ledger or {"version": 1, "freezes": []}))
+    assert cli("manifest", "write", str(pack)).returncode == 0
+    git(repo, "init", "--quiet")
+    commit_all(repo, "base")
+    git(repo, "checkout", "--quiet", "-b", "candidate")
+    return repo
+
+
+def run(repo: Path, out: Path, env: dict[str, str] | None = None) -> tuple[int, dict, str]:
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle", "--out", str(out), env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    docs = validate_evidence(out)
+    return proc.returncode, docs, proc.stderr
+
+
+def reasons(docs: dict) -> dict[str, tuple[str, str]]:
+    return {pid: (v["verdict"], v["reason"]) for pid, v in docs["verdicts.json"]["verdicts"].items()}
+
+
+def test_timeout_and_crash_lose_only_their_property(tmp_path):
+    repo = make_project(tmp_path, {
+        "test_slow.py": "import time\ndef test_slow():\n    time.sleep(60)\n",
+        "test_crash.py": "import os, signal\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+        "test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n",
+    }, [
+        {"id": "prop.slow", "oracle": "properties/test_slow.py", "kind": "example", "timeout": 1.5},
+        {"id": "prop.crash", "oracle": "properties/test_crash.py", "kind": "example"},
+        {"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"},
+    ])
+    commit_all(repo, "candidate")
+    code, docs, stderr = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.slow": ("fail", "timed_out"), "prop.crash": ("fail", "crashed"),
+                             "prop.ok": ("pass", "held")}
+    assert code == 1
+    runs = docs["runs.json"]["runs"]
+    assert runs["prop.slow"]["status"] == "timeout" and runs["prop.slow"]["signature"].startswith("sha256:")
+    assert "SIGKILL" in runs["prop.crash"]["message"]
+    assert "[1/3] prop.slow" in stderr  # progress while properties run
+
+
+FAILING = {"test_add.py": """
+    from hypothesis import given, strategies as st
+    from calc import add
+
+    @given(st.integers(), st.integers())
+    def test_add_commutes(a, b):
+        assert add(a, b) == add(b, a)
+"""}
+CATALOG = [{"id": "prop.add", "oracle": "properties/test_add.py", "kind": "property"}]
+
+
+def test_candidate_cannot_reconfigure_pytest(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    hostile = {
+        "src/calc.py": "def add(a, b):\n    return a - b\n",
+        "conftest.py": "import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+                       "    rep = yield\n    rep.outcome = 'passed'\n    return rep\n",
+        "src/conftest.py": "raise SystemExit('candidate conftest loaded')\n",
+        "pytest.ini": "[pytest]\naddopts = -p no:verdict_gate_plugin --collect-only\n",
+        "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--deselect properties/test_add.py'\n",
+        "src/sitecustomize.py": "raise SystemExit('candidate sitecustomize loaded')\n",
+        "src/hypothesis.py": "raise SystemExit('candidate shadowed hypothesis')\n",
+    }
+    for rel, text in hostile.items():
+        (repo / rel).write_text(text)
+    commit_all(repo, "hostile candidate")
+    code, docs, _ = run(repo, tmp_path / "out", env={"PYTEST_ADDOPTS": "--collect-only -p no:verdict_gate_plugin",
+                                                     "PYTEST_PLUGINS": "nonexistent_plugin"})
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")}
+    assert code == 1
+    run_ = docs["runs.json"]["runs"]["prop.add"]
+    assert run_["exc_type"] == "builtins.AssertionError" and run_["seed"] == 1
+    assert run_["counterexample"] is not None
+
+
+def test_a_freeze_cannot_make_a_pass_from_a_candidate_ledger(tmp_path):
+    # The candidate adds a ledger record for its own failure: control edit, outcome void.
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    (repo / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    ledger = repo / "oracle" / "freeze_ledger.json"
+    ledger.write_text(ledger.read_text().replace("[]", "[ ]"))
+    commit_all(repo, "self-forgiving")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert code == 3 and docs["verdicts.json"]["outcome"] == "void"
+    assert docs["verdicts.json"]["promoted"] is False
+
+
+def test_zero_collected_is_incomplete(tmp_path):
+    repo = make_project(tmp_path, {"test_x.py": "def test_x():\n    pass\n"},
+                        [{"id": "prop.x", "oracle": "properties/test_x.py", "node": "test_missing", "kind": "example"}])
+    commit_all(repo, "candidate")
+    code, docs, stderr = run(repo, tmp_path / "out")
+    assert code == 4 and docs["verdicts.json"]["outcome"] == "incomplete"
+    assert reasons(docs) == {"prop.x": ("fail", "missing_run")}
+    assert "collected zero tests" in " ".join(docs["verdicts.json"]["notices"])
+
+
+def test_unseeded_and_vacuous_are_incomplete(tmp_path):
+    repo = make_project(tmp_path, {
+        "test_plain.py": "def test_plain():\n    assert True\n",
+        "test_skip.py": "import pytest\ndef test_skip():\n    pytest.skip('nothing to check')\n",
+    }, [
+        {"id": "prop.plain", "oracle": "properties/test_plain.py", "kind": "property"},
+        {"id": "prop.skip", "oracle": "properties/test_skip.py", "kind": "example"},
+    ])
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.plain": ("fail", "unseeded"), "prop.skip": ("fail", "vacuous")}
+    assert code == 4
+
+
+def test_fixture_mutation_fails_the_property(tmp_path):
+    repo = make_project(tmp_path, {
+        "test_write.py": """
+            def test_write(oracle_fixtures):
+                try:
+                    (oracle_fixtures / "data.json").write_text('{"n": 2}')
+                except PermissionError:
+                    raise AssertionError("fixtures are read-only")
+        """,
+        "test_ok.py": "def test_ok(oracle_fixtures):\n    assert (oracle_fixtures / 'data.json').read_text()\n",
+    }, [
+        {"id": "prop.write", "oracle": "properties/test_write.py", "kind": "example"},
+        {"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"},
+    ])
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    got = reasons(docs)
+    expected = "fixture_mutated" if os.geteuid() == 0 else "no_freeze"  # root can write a 0444 file
+    assert got["prop.write"] == ("fail", expected)
+    assert got["prop.ok"] == ("pass", "held")
+    assert code == 1
+
+
+def test_import_error_in_candidate_is_a_failure_not_a_crash(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    (repo / "src" / "calc.py").write_text("raise ImportError('broken module')\n")
+    commit_all(repo, "broken import")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")}
+    assert docs["runs.json"]["runs"]["prop.add"]["exc_type"] == "builtins.ImportError"
+    assert code == 1

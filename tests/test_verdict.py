@@ -1,0 +1,213 @@
+"""The verdict table (DESIGN.md §3): one row per rule, and Hypothesis properties of the core."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate.signature import make_signature
+from gate.verdict import (
+    OUTCOMES,
+    BaseSig,
+    Freeze,
+    RunResult,
+    Verdict,
+    decide,
+    outcome,
+    promote,
+)
+
+TODAY = dt.date(2026, 11, 30)
+BASE = "b" * 40
+OLD_BASE = "a" * 40
+DIGEST = "d" * 64
+SIG = make_signature(prop_id="prop.x", node="properties/test_x.py::test_x", seed=7,
+                     exc_type="builtins.AssertionError", message="expected 3, got 2", counterexample={"n": 2})
+OTHER = make_signature(prop_id="prop.x", node="properties/test_x.py::test_x", seed=7,
+                       exc_type="builtins.AssertionError", message="expected 3, got 2", counterexample={"n": 5})
+
+
+def freeze(**kw: object) -> Freeze:
+    values: dict[str, object] = dict(prop_id="prop.x", signature=SIG.value, signature_parts=SIG.parts,
+                                     fixture_digest=DIGEST, base_revision=OLD_BASE, reason="known, ORD-1",
+                                     first_seen=dt.date(2026, 11, 1), expires_on=None)
+    values.update(kw)
+    return Freeze(**values)  # type: ignore[arg-type]
+
+
+def failed(**kw: object) -> RunResult:
+    values: dict[str, object] = dict(status="fail", signature=SIG.value, signature_parts=SIG.parts,
+                                     fixture_digest=DIGEST, seed=7, seeded_kind=True, hits=12)
+    values.update(kw)
+    return RunResult(**values)  # type: ignore[arg-type]
+
+
+PASSED = RunResult(status="pass", fixture_digest=DIGEST, seed=7, seeded_kind=True, hits=100)
+REPLAYED = [BaseSig("prop.x", SIG.value, DIGEST, BASE)]
+ANCESTORS = {OLD_BASE: True}
+
+# (row id, run, oracle_edited, freezes, replay, ancestors, freeze_base, verdict, reason)
+TABLE = [
+    ("V1", PASSED, False, [], REPLAYED, ANCESTORS, "reproduced", "pass", "held"),
+    ("V1-stale", PASSED, False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "pass", "held"),
+    ("V2", failed(), False, [], REPLAYED, ANCESTORS, "reproduced", "fail", "no_freeze"),
+    ("V3", failed(), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "inconclusive", "frozen"),
+    ("V3-exact", failed(), False, [freeze(base_revision=BASE)], REPLAYED, {}, "exact", "inconclusive", "frozen"),
+    ("V4", failed(), True, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "oracle_moved"),
+    ("V4-not-run", None, True, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "oracle_moved"),
+    ("V5", PASSED, True, [], REPLAYED, ANCESTORS, "reproduced", "fail", "catalog_drift"),
+    ("V6", None, False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "missing_run"),
+    ("V7", failed(signature=OTHER.value, signature_parts=OTHER.parts), False, [freeze()], REPLAYED, ANCESTORS,
+     "reproduced", "fail", "signature_mismatch"),
+    ("V8", failed(fixture_digest="e" * 64), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail",
+     "digest_mismatch"),
+    ("V9", failed(), False, [freeze()], REPLAYED, {OLD_BASE: False}, "reproduced", "fail", "base_mismatch"),
+    ("V9-exact", failed(), False, [freeze()], REPLAYED, ANCESTORS, "exact", "fail", "base_mismatch"),
+    ("V10", failed(), False, [freeze()], [], ANCESTORS, "reproduced", "fail", "not_reproduced_on_base"),
+    ("V10-other-digest", failed(), False, [freeze()], [BaseSig("prop.x", SIG.value, "e" * 64, BASE)], ANCESTORS,
+     "reproduced", "fail", "not_reproduced_on_base"),
+    ("V11", failed(), False, [freeze(expires_on=dt.date(2026, 11, 29))], REPLAYED, ANCESTORS, "reproduced", "fail",
+     "freeze_expired"),
+    ("V12", PASSED.__class__(**{**PASSED.__dict__, "fixture_mutated": True}), False, [], REPLAYED, ANCESTORS,
+     "reproduced", "fail", "fixture_mutated"),
+    ("V13-timeout", failed(status="timeout", signature=OTHER.value, signature_parts=OTHER.parts, hits=None), False,
+     [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "timed_out"),
+    ("V13-crash", failed(status="crash", hits=None), False, [], REPLAYED, ANCESTORS, "reproduced", "fail", "crashed"),
+    ("V3-frozen-timeout", failed(status="timeout", hits=None), False, [freeze()], REPLAYED, ANCESTORS, "reproduced",
+     "inconclusive", "frozen"),
+    ("V14-unseeded", failed(seed=None), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "unseeded"),
+    ("V14-vacuous", RunResult(status="pass", fixture_digest=DIGEST, seed=7, seeded_kind=True, hits=0), False, [],
+     REPLAYED, ANCESTORS, "reproduced", "fail", "vacuous"),
+]
+
+
+@pytest.mark.parametrize(("row", "run", "edited", "freezes", "replay", "ancestors", "policy", "verdict", "reason"),
+                         TABLE, ids=[row[0] for row in TABLE])
+def test_verdict_table(row, run, edited, freezes, replay, ancestors, policy, verdict, reason):
+    got = decide(run, oracle_edited=edited, freezes=freezes, replay=replay, base_revision=BASE,
+                 ancestors=ancestors, freeze_base=policy, today=TODAY)
+    assert (got.verdict, got.reason) == (verdict, reason)
+    assert got.row == row.split("-")[0]
+
+
+def test_every_row_has_a_case():
+    rows = {case[0].split("-")[0] for case in TABLE}
+    assert rows == {f"V{i}" for i in range(1, 15)}
+
+
+def test_stale_freeze_is_reported_on_pass():
+    got = decide(PASSED, oracle_edited=False, freezes=[freeze()], replay=[], base_revision=BASE, ancestors={},
+                 freeze_base="reproduced", today=TODAY)
+    assert got.notes == ("freeze_stale",)
+
+
+def test_signature_mismatch_names_the_differing_part():
+    got = decide(failed(signature=OTHER.value, signature_parts=OTHER.parts), oracle_edited=False, freezes=[freeze()],
+                 replay=REPLAYED, base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert "counterexample" in got.detail and "seed" not in got.detail
+
+
+def test_expiry_is_inclusive_of_today():
+    got = decide(failed(), oracle_edited=False, freezes=[freeze(expires_on=TODAY)], replay=REPLAYED,
+                 base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert got.verdict == "inconclusive"
+
+
+def test_any_matching_freeze_among_several_applies():
+    stale = freeze(fixture_digest="e" * 64)
+    got = decide(failed(), oracle_edited=False, freezes=[stale, freeze()], replay=REPLAYED, base_revision=BASE,
+                 ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert got.reason == "frozen"
+
+
+# --- properties of the core -------------------------------------------------------------
+
+hexes = st.sampled_from(["a" * 40, "b" * 40, "c" * 40])
+digests = st.sampled_from([DIGEST, "e" * 64])
+sigs = st.sampled_from([SIG, OTHER])
+statuses = st.sampled_from(["pass", "fail", "timeout", "crash", "skipped"])
+dates = st.dates(min_value=dt.date(2026, 1, 1), max_value=dt.date(2027, 12, 31))
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> RunResult | None:
+    if draw(st.booleans()) and draw(st.booleans()):
+        return None
+    sig = draw(sigs)
+    return RunResult(status=draw(statuses), signature=sig.value, signature_parts=sig.parts,
+                     fixture_digest=draw(digests), seed=draw(st.sampled_from([None, 7])),
+                     seeded_kind=draw(st.booleans()), hits=draw(st.sampled_from([None, 0, 1, 50])),
+                     fixture_mutated=draw(st.booleans()))
+
+
+@st.composite
+def freezes_(draw: st.DrawFn) -> Freeze:
+    sig = draw(sigs)
+    return freeze(signature=sig.value, signature_parts=sig.parts, fixture_digest=draw(digests),
+                  base_revision=draw(hexes), expires_on=draw(st.none() | dates))
+
+
+replays = st.lists(st.builds(BaseSig, st.just("prop.x"), st.sampled_from([SIG.value, OTHER.value, None]), digests,
+                             hexes), max_size=3)
+
+
+@given(run=runs(), edited=st.booleans(), frz=st.lists(freezes_(), max_size=3), rep=replays, base=hexes,
+       anc=st.dictionaries(hexes, st.booleans()), policy=st.sampled_from(["reproduced", "exact"]), today=dates)
+def test_no_freeze_ever_mints_a_pass(run, edited, frz, rep, base, anc, policy, today):
+    got = decide(run, oracle_edited=edited, freezes=frz, replay=rep, base_revision=base, ancestors=anc,
+                 freeze_base=policy, today=today)
+    assert got.verdict in ("pass", "fail", "inconclusive")
+    if got.verdict == "pass":
+        assert run is not None and run.status == "pass" and not edited and not run.fixture_mutated
+        assert got.reason == "held"
+    if edited:
+        assert got.verdict == "fail"  # an edited oracle voids every freeze
+    if got.verdict == "inconclusive":
+        assert run is not None and run.status != "pass" and got.reason == "frozen"
+        match = [f for f in frz if f.signature == run.signature and f.fixture_digest == run.fixture_digest]
+        assert match, "inconclusive needs a freeze with this signature and fixture digest"
+        assert any(r.signature == run.signature and r.base_revision == base for r in rep)
+
+
+@given(run=runs(), frz=st.lists(freezes_(), max_size=3), rep=replays, today=dates)
+def test_adding_freezes_never_turns_a_fail_into_a_pass(run, frz, rep, today):
+    bare = decide(run, oracle_edited=False, freezes=[], replay=rep, base_revision=BASE, ancestors={},
+                  freeze_base="reproduced", today=today)
+    frozen = decide(run, oracle_edited=False, freezes=frz, replay=rep, base_revision=BASE, ancestors={},
+                    freeze_base="reproduced", today=today)
+    assert (bare.verdict == "pass") == (frozen.verdict == "pass")
+
+
+verdict_values = st.sampled_from([Verdict("pass", "held"), Verdict("fail", "no_freeze"),
+                                  Verdict("inconclusive", "frozen")])
+ids = st.sampled_from(["prop.a", "prop.b", "prop.c", "prop.d"])
+
+
+@given(verdicts=st.dictionaries(ids, verdict_values), claimed=st.sets(ids),
+       policy=st.sampled_from(["lenient", "strict"]))
+def test_promotion_rules(verdicts, claimed, policy):
+    got = promote(verdicts, claimed, policy)
+    values = [v.verdict for v in verdicts.values()]
+    if got.promoted:
+        assert claimed, "an empty claim set never promotes"
+        assert set(verdicts) == claimed, "verdict ids must equal the claims"
+        assert "fail" not in values
+        assert "pass" in values, "all-inconclusive never promotes"
+        if policy == "strict":
+            assert set(values) == {"pass"}
+    if not claimed or set(verdicts) != claimed or "pass" not in values or "fail" in values:
+        assert not got.promoted
+
+
+@given(void=st.booleans(), incomplete=st.booleans(), promoted=st.booleans())
+def test_outcome_precedence(void, incomplete, promoted):
+    got = outcome(void=void, incomplete=incomplete, promoted=promoted)
+    assert got in OUTCOMES
+    assert (got == "promoted") == (not void and not incomplete and promoted)
+    if void:
+        assert got == "void"
+    elif incomplete:
+        assert got == "incomplete"

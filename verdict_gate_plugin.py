@@ -300,6 +300,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if nodeid == path or path.startswith(nodeid.rstrip("/") + "/") or nodeid == "":
                 # The seed is recorded as the one the property would have run with: it never
                 # ran, so it cannot have run unseeded.
+                _emit(state, {"event": "start", "id": prop["id"], "time": time.time()})
                 _emit(state, {"event": "result", "id": prop["id"], "status": "fail", "seed": prop.get("seed"),
                               "hypothesis": False, "trials": 0, "hits": 0, "items": 0, "duration_s": 0.0,
                               "fixture_mutated": False, **failure, "node": prop["selector"]})

@@ -294,8 +294,11 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             )
         claimed = {i: ev.verdicts[i] for i in catalog.claimed}
         promotion = promote(claimed, catalog.claimed, ev.policy)
-        incomplete = any(v.reason in ("unseeded", "vacuous") for v in claimed.values()) or (bool(props) and items == 0)
-        if bool(props) and items == 0:
+        # Zero collected: nothing ran and nothing failed to import. A collection error is a
+        # failure (blocked), not an empty run.
+        nothing_ran = bool(props) and items == 0 and not any(e["status"] != "skipped" for e in entries.values())
+        incomplete = any(v.reason in ("unseeded", "vacuous") for v in claimed.values()) or nothing_ran
+        if nothing_ran:
             ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
         ev.promoted = promotion.promoted and not incomplete
         ev.why = promotion.why

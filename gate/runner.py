@@ -73,7 +73,9 @@ def subprocess_env(ws: Workspace) -> dict[str, str]:
 
 def _command(ws: Workspace, spec_file: Path, results: Path, ini: Path, selectors: Sequence[str]) -> list[str]:
     return [
-        sys.executable, "-s", "-m", "pytest",
+        # -P: do not put the cwd (the candidate tree) first on sys.path, or a candidate
+        # `pytest.py` would run instead of pytest. -s: no user site-packages.
+        sys.executable, "-P", "-s", "-m", "pytest",
         "-p", "verdict_gate_plugin",
         "-p", "no:cacheprovider",
         "-c", str(ini), "--rootdir", str(ws.pack_dir), "--confcutdir", str(ws.pack_dir),
@@ -156,10 +158,18 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                 for line in lines:
                     record = json.loads(line)
                     pid = record["id"]
+                    if pid not in by_id:
+                        continue  # not a property of this process: nothing to attribute it to
                     if record["event"] == "start":
                         current, started_at = pid, time.monotonic()
                         progress(f"[{len(results) + 1}/{total}] {pid} …")
-                    elif pid in by_id and pid not in results:
+                    elif pid in results or pid != current:
+                        # A second result, or one for a property that is not running: something
+                        # in the process wrote to the results file. Trust none of it.
+                        results[pid] = _synthetic(by_id[pid], "crash", CRASH_EXC,
+                                                  "the results stream was tampered with (unexpected record)")
+                        current = None
+                    elif pid in by_id:
                         results[pid] = record
                         got += 1
                         current = None

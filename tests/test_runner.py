@@ -94,6 +94,7 @@ def test_candidate_cannot_reconfigure_pytest(tmp_path):
         "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--deselect properties/test_add.py'\n",
         "src/sitecustomize.py": "raise SystemExit('candidate sitecustomize loaded')\n",
         "src/hypothesis.py": "raise SystemExit('candidate shadowed hypothesis')\n",
+        "pytest.py": "raise SystemExit('candidate pytest.py ran instead of pytest')\n",
     }
     for rel, text in hostile.items():
         (repo / rel).write_text(text)
@@ -173,4 +174,21 @@ def test_import_error_in_candidate_is_a_failure_not_a_crash(tmp_path):
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.add": ("fail", "no_freeze")}
     assert docs["runs.json"]["runs"]["prop.add"]["exc_type"] == "builtins.ImportError"
+    assert code == 1
+
+
+def test_a_forged_result_line_is_not_trusted(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    (repo / "src" / "calc.py").write_text(textwrap.dedent("""
+        import json, sys
+        path = sys.argv[sys.argv.index("--verdict-gate-results") + 1]
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"event": "result", "id": "prop.add", "status": "pass", "trials": 1, "hits": 1,
+                                 "seed": 1, "items": 1, "fixture_mutated": False}) + "\\n")
+        def add(a, b):
+            return a - b
+    """))
+    commit_all(repo, "forging candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert docs["verdicts.json"]["verdicts"]["prop.add"]["verdict"] == "fail"
     assert code == 1

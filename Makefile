@@ -23,8 +23,12 @@ unit: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy gate verdict_gate_plugin.py
+	$(BIN)/mypy gate verdict_gate_plugin.py entrypoint.py
 	$(BIN)/check-jsonschema --check-metaschema schemas/*.schema.json
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/hadolint Dockerfile
+	$(BIN)/zizmor --offline --no-progress --quiet .github/workflows action.yml
 
 demo: $(STAMP)
 	$(BIN)/verdict-gate demo

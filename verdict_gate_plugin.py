@@ -102,10 +102,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) -> None:
-    func = getattr(item, "obj", None)
-    func = getattr(func, "__func__", func)
+    obj: Any = getattr(item, "obj", None)
+    func: Any = getattr(obj, "__func__", obj)  # a method's function carries the Hypothesis handle
     handle = getattr(func, "hypothesis", None)
-    if handle is None or not hasattr(handle, "inner_test"):
+    if func is None or handle is None or not hasattr(handle, "inner_test"):
         return
     from hypothesis import seed as hyp_seed
     from hypothesis import settings

@@ -14,9 +14,13 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gate import __version__, validate
 from gate.errors import EXIT_USAGE, GateError
+
+if TYPE_CHECKING:
+    from gate.pack import PackOptions
 
 EPILOG = """\
 exit codes: 0 promoted, 1 blocked, 2 usage or configuration error, 3 void, 4 incomplete.
@@ -70,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gate.verdict import EXIT_CODES
 
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=_today(args.today),
-                      progress=_progress)
+                      progress=_progress, pack_options=_pack_options(args))
     files = report.render_all(ev, args.sarif_category)
     write_files(Path(args.out), files)
     sys.stdout.write(report.terminal_table(ev))
@@ -88,7 +92,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_file():
         raise GateError("--out", str(out), "exists and is not a regular file", "pass a file path, e.g. base.sig.json")
     with pipeline.scratch_dir() as scratch:
-        p = pack.load(args.pack, repo, scratch)
+        p = pack.load(args.pack, repo, scratch, options=_pack_options(args), progress=_progress)
         doc = pipeline.replay(repo, rev, p, args.only_id or None, scratch, _progress)
     validate.check("base_sig", doc, "(internal) base.sig.json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +165,40 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 1
 
 
+def _pack_options(args: argparse.Namespace) -> PackOptions:
+    """The pack source options of ``run``/``replay`` (the token is never an option: GITHUB_TOKEN only)."""
+    from gate.pack import PackOptions
+
+    return PackOptions(sha256=args.pack_sha256 or None, workflow=args.pack_workflow or None,
+                       branch=args.pack_branch or None, repository=args.pack_repository or None)
+
+
+def _add_pack_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pack-sha256", metavar="HEX", default=None,
+                        help="sha256 the pack's bytes must have: required for https:// (or #sha256=HEX in the URL), "
+                             "optional for an archive or an artifact's zip")
+    parser.add_argument("--pack-workflow", metavar="FILE", default=None,
+                        help="artifact:NAME only: the workflow file that uploads the pack (e.g. oracle-pack.yml)")
+    parser.add_argument("--pack-branch", metavar="BRANCH", default=None,
+                        help="artifact:NAME only: branch of the successful run (default: the repository's default)")
+    parser.add_argument("--pack-repository", metavar="OWNER/NAME", default=None,
+                        help="artifact:NAME only: repository of the run (default: $GITHUB_REPOSITORY); the token "
+                             "is read from $GITHUB_TOKEN, the API from $GITHUB_API_URL")
+
+
+def cmd_pack_build(args: argparse.Namespace) -> int:
+    from gate import packbuild
+
+    built = packbuild.build(Path(args.src_dir), Path(args.out))
+    if built.manifest_changed:
+        print(f"updated {Path(args.src_dir) / 'manifest.sha256'}:\n" + "\n".join(built.manifest_changed),
+              file=sys.stderr)
+    print(f"{built.sha256}  {built.path}")
+    print(f"pack build: {built.files} files, {built.bytes} bytes; pin it as --pack-sha256 {built.sha256}",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from gate import demo
 
@@ -182,8 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "results.sarif and summary.md into --out.")
     run.add_argument("--repo", default=".", help="git work tree to gate (default: .)")
     run.add_argument("--base", required=True, help="base ref; the base revision is its merge base with HEAD")
-    run.add_argument("--pack", required=True, metavar="PATH_OR_git:REV:DIR",
-                     help="oracle pack: a directory, a .tar.gz/.zip archive, or git:REV:DIR read from a revision")
+    run.add_argument("--pack", required=True, metavar="SOURCE",
+                     help="oracle pack: a directory, a .tar.gz/.zip archive, https://…#sha256=HEX, git:REV:DIR "
+                          "read from a revision, or artifact:NAME (a GitHub Actions artifact)")
+    _add_pack_options(run)
     run.add_argument("--out", required=True, help="directory for the evidence files (created)")
     run.add_argument("--policy", choices=["lenient", "strict"], default=None,
                      help="promotion policy (default: the catalog's, else lenient)")
@@ -198,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "and write base.sig.json to --out.")
     rep.add_argument("--repo", default=".", help="git repository (default: .)")
     rep.add_argument("--rev", required=True, help="revision to replay on")
-    rep.add_argument("--pack", required=True, metavar="PATH_OR_git:REV:DIR", help="oracle pack, as for run")
+    rep.add_argument("--pack", required=True, metavar="SOURCE", help="oracle pack, as for run")
+    _add_pack_options(rep)
     rep.add_argument("--out", required=True, metavar="FILE", help="where to write base.sig.json")
     rep.add_argument("--only-id", action="append", metavar="ID", help="replay only this property (repeatable)")
     rep.set_defaults(func=cmd_replay)
@@ -224,6 +265,19 @@ def build_parser() -> argparse.ArgumentParser:
     man.add_argument("action", choices=["write", "verify"])
     man.add_argument("packdir", help="oracle pack directory")
     man.set_defaults(func=cmd_manifest)
+
+    pk = sub.add_parser("pack", help="build a reproducible oracle pack archive",
+                        description="pack build: write manifest.sha256, validate the catalog and ledger, and "
+                                    "write a byte-reproducible .tar.gz; prints its sha256 (pin it).")
+    pk_sub = pk.add_subparsers(dest="pack_command", required=True, metavar="ACTION")
+    pkb = pk_sub.add_parser("build", help="build FILE.tar.gz from a pack directory",
+                            description="Write SRC_DIR/manifest.sha256, validate catalog.yaml and freeze_ledger.json "
+                                        "against schemas/, write a deterministic archive (sorted members, fixed "
+                                        "mtime, owner and mode; gzip mtime 0) to --out, load it back as the gate "
+                                        "would, and print `SHA256  FILE` (sha256sum format).")
+    pkb.add_argument("src_dir", metavar="SRC_DIR", help="the oracle pack directory (holding catalog.yaml)")
+    pkb.add_argument("--out", required=True, metavar="FILE.tar.gz", help="archive to write (outside SRC_DIR)")
+    pkb.set_defaults(func=cmd_pack_build)
 
     demo = sub.add_parser("demo", help="build the embedded example and gate its candidate patches",
                           description="Build examples/orders in a temp git repository, produce its freeze by a real "

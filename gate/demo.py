@@ -51,8 +51,8 @@ def examples_dir() -> Path:
 
 def _git(repo: Path, *args: str, date: str = "2026-11-01T12:00:00+00:00") -> str:
     env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    proc = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args],
-                          env=env, capture_output=True, text=True, check=True)
+    cmd = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return proc.stdout.strip()
 
 
@@ -93,8 +93,8 @@ def build_base(work: Path, spec: dict[str, Any]) -> tuple[Path, str]:
     if code != 0:
         raise RuntimeError(f"base replay failed ({code}): {err}")
     ledger = repo / "oracle" / "freeze_ledger.json"
-    code, _, err = _quiet(["freeze", "--base-sig", str(base_sig), "--id", freeze["prop_id"], "--reason", freeze["reason"],
-                           "--ledger", str(ledger), "--first-seen", freeze["first_seen"]])
+    code, _, err = _quiet(["freeze", "--base-sig", str(base_sig), "--id", freeze["prop_id"],
+                           "--reason", freeze["reason"], "--ledger", str(ledger), "--first-seen", freeze["first_seen"]])
     if code != 0:
         raise RuntimeError(f"freeze failed ({code}): {err}")
     code, _, err = _quiet(["manifest", "write", str(repo / "oracle")])
@@ -131,7 +131,8 @@ def main(keep: bool = False, refresh_ledger: bool = False) -> int:
             committed.write_text(ledger_text, encoding="utf-8")
             print(f"wrote {committed}")
         elif committed.is_file() and json.loads(committed.read_text()) != json.loads(ledger_text):
-            print(f"note: the replayed ledger differs from {committed}; refresh it with `verdict-gate demo --refresh-ledger`")
+            print(f"note: the replayed ledger differs from {committed}; "
+                  "refresh it with `verdict-gate demo --refresh-ledger`")
             failures += 1
         for cand in spec["candidates"]:
             _git(repo, "checkout", "--quiet", "-B", cand["name"], "main")

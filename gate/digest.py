@@ -12,9 +12,10 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gate.errors import GateError
 from gate.globs import match
@@ -54,10 +55,19 @@ class Scan:
     digest: str
     files: dict[str, str] = field(default_factory=dict)
     total_bytes: int = 0
+    state: Any = None
+    tree_files: int = 0
+    tree_bytes: int = 0
 
 
 def _sort_key(path: str) -> tuple[str, ...]:
     return tuple(path.split("/"))
+
+
+# Caches that running Python, pytest or Hypothesis leave in a source tree. They are never part
+# of a pack or a fixture tree: a pack directory must not go void because someone ran pytest
+# in it, and bytecode is never copied (Python could import a .pyc instead of the reviewed source).
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"})
 
 
 def walk(root: Path, prefix: str = "", skip: Sequence[str] = ()) -> Iterator[Entry]:
@@ -67,6 +77,7 @@ def walk(root: Path, prefix: str = "", skip: Sequence[str] = ()) -> Iterator[Ent
         root: directory to walk; a missing root yields nothing.
         prefix: prepended (with ``/``) to each relative path, to merge several roots.
         skip: relative paths (top level of ``root``) to leave out, e.g. ``manifest.sha256``.
+            Directories named in :data:`CACHE_DIRS` are always left out.
     Raises:
         GateError: on a symlink, device, FIFO or socket (never followed), or when
             ``root`` itself is a symlink or not a directory.
@@ -90,6 +101,8 @@ def _walk(root: Path, prefix: str, rel: str, skip: set[str]) -> Iterator[Entry]:
         if relpath in skip:
             continue
         full = root / relpath
+        if name in CACHE_DIRS and full.is_dir() and not full.is_symlink():
+            continue
         mode = os.lstat(full).st_mode
         if stat.S_ISLNK(mode):
             raise GateError("fixture tree", str(full), "is a symbolic link; links are never followed",
@@ -118,20 +131,45 @@ def tree_v1(items: Iterable[tuple[str, Iterable[bytes]]]) -> str:
     return h.hexdigest()
 
 
-def scan(entries: Iterable[Entry], normalizers: Sequence[Normalizer] = ()) -> Scan:
+def scan(
+    entries: Iterable[Entry],
+    normalizers: Sequence[Normalizer] = (),
+    *,
+    tree_path: Callable[[str], str | None] = lambda path: path,
+    state: Any = None,
+) -> Scan:
     """Hash ``entries`` (sorted here by path components) in one read per file.
 
-    Returns a :class:`Scan` with the tree digest over normalised contents and the raw
-    sha256 of each file. Raises ``GateError`` when a file vanishes or cannot be read.
+    Each file is read once, in chunks; that read feeds both its raw sha256 (the manifest
+    view, for every entry) and the ``tree-v1`` hasher (for entries whose ``tree_path`` is
+    not ``None``, under that path). So the pack's manifest and its share of the fixture
+    digest come from one pass.
+
+    Args:
+        entries: files to read.
+        normalizers: applied (by ``tree_path`` glob) to the tree digest's view only.
+        tree_path: entry path → digest path, or ``None`` to leave the entry out of the tree
+            digest. It must keep component order among the entries it keeps.
+        state: a ``hashlib.sha256`` object to continue (see :attr:`Scan.state`); digest
+            paths fed after it must sort after every path already in it.
+    Returns:
+        a :class:`Scan`: ``digest`` over the kept entries, ``files`` raw sha256 of every
+        entry, ``total_bytes`` read, ``state`` a copy of the tree hasher to continue.
+    Raises:
+        GateError: when a file vanishes or cannot be read.
     """
     ordered = sorted(entries, key=lambda e: _sort_key(e.path))
     files: dict[str, str] = {}
     total = 0
-
-    def chunks(entry: Entry) -> Iterator[bytes]:
-        nonlocal total
+    tree = state.copy() if state is not None else hashlib.sha256()
+    tree_files = tree_bytes = 0
+    for entry in ordered:
+        name = tree_path(entry.path)
         raw = hashlib.sha256()
-        rules = [n for n in normalizers if match(entry.path, n.glob)]
+        before = total
+        rules = [n for n in normalizers if name is not None and match(name, n.glob)]
+        if name is not None:
+            tree.update(os.fsencode(name) + b"\0")
         try:
             with open(entry.file, "rb") as fh:
                 if rules:  # a normaliser needs the whole file; only matched files pay that
@@ -140,19 +178,23 @@ def scan(entries: Iterable[Entry], normalizers: Sequence[Normalizer] = ()) -> Sc
                     total += len(data)
                     for rule in rules:
                         data = re.sub(rule.pattern.encode(), rule.replacement.encode(), data)
-                    yield data
+                    tree.update(data)
                 else:
                     while block := fh.read(CHUNK):
                         raw.update(block)
                         total += len(block)
-                        yield block
+                        if name is not None:
+                            tree.update(block)
         except OSError as exc:
             raise GateError("fixture file", str(entry.file), f"cannot be read ({exc.strerror})",
                             "make the file readable and keep the tree still during the run") from None
+        if name is not None:
+            tree.update(b"\0")
+            tree_files += 1
+            tree_bytes += total - before
         files[entry.path] = raw.hexdigest()
-
-    digest = tree_v1((e.path, chunks(e)) for e in ordered)
-    return Scan(digest=digest, files=files, total_bytes=total)
+    return Scan(digest=tree.hexdigest(), files=files, total_bytes=total, state=tree.copy(),
+                tree_files=tree_files, tree_bytes=tree_bytes)
 
 
 def digest_dir(root: Path, normalizers: Sequence[Normalizer] = ()) -> Scan:
@@ -187,8 +229,17 @@ class ManifestDiff:
 
 def build_manifest(pack_dir: Path) -> dict[str, str]:
     """Manifest of ``pack_dir``: every file but ``manifest.sha256`` → sha256 hex, keys sorted."""
-    files = scan(walk(pack_dir, skip=[MANIFEST_NAME])).files
-    return dict(sorted(files.items()))
+    return manifest_of(scan(walk(pack_dir, skip=[MANIFEST_NAME]), tree_path=lambda _path: None))
+
+
+def manifest_of(result: Scan) -> dict[str, str]:
+    """The manifest view of a scan: path → raw sha256, keys sorted."""
+    return dict(sorted(result.files.items()))
+
+
+def pack_fixture_path(path: str) -> str | None:
+    """Digest path of a pack file: ``fixtures/x`` → ``pack/x``; other pack files are not fixtures."""
+    return "pack/" + path[len("fixtures/"):] if path.startswith("fixtures/") else None
 
 
 def compare_manifest(expected: Mapping[str, str], actual: Mapping[str, str]) -> ManifestDiff:

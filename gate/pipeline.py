@@ -64,9 +64,9 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
     finally:
         if os.environ.get("VERDICT_GATE_KEEP_WORK"):  # debugging aid: keep specs, results and pytest logs
             print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
-            return
-        pack.make_writable(path)
-        shutil.rmtree(path, ignore_errors=True)
+        else:
+            pack.make_writable(path)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _glob_roots(globs: Sequence[str]) -> list[str]:
@@ -82,9 +82,9 @@ def _glob_roots(globs: Sequence[str]) -> list[str]:
     return sorted(set(roots))
 
 
-def fixture_entries(pack_dir: Path, tree: Path, catalog: Catalog) -> list[Entry]:
-    """Digest entries: the pack's ``fixtures/`` as ``pack/…`` and the tree's fixture globs as ``repo/…``."""
-    entries = list(walk(pack_dir / "fixtures", prefix="pack"))
+def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
+    """The tree's files matching the catalog's fixture globs, as digest entries ``repo/<path>``."""
+    entries = []
     seen: set[str] = set()
     for root in _glob_roots(catalog.paths.fixtures):
         base = tree / root if root else tree
@@ -99,17 +99,29 @@ def fixture_entries(pack_dir: Path, tree: Path, catalog: Catalog) -> list[Entry]
     return entries
 
 
-def fixture_digest(pack_dir: Path, tree: Path, catalog: Catalog, revision: str) -> tuple[Scan, dict[str, Any]]:
-    """``tree-v1`` over the pack fixtures and the tree's repository fixtures; and its record."""
-    result = scan(fixture_entries(pack_dir, tree, catalog), catalog.normalizers)
+def fixture_digest(p: pack.Pack, tree: Path, revision: str, *, fresh: bool = False) -> tuple[Scan, dict[str, Any]]:
+    """``tree-v1`` over the pack's ``fixtures/`` (paths ``pack/…``) then the tree's repository
+    fixtures (paths ``repo/…``), and its ``fixture.digest`` record.
+
+    Every ``pack/`` path sorts before every ``repo/`` path, so the digest continues from the
+    hasher state the pack's manifest check left (one read of each pack file). ``fresh``
+    re-reads the pack fixtures instead (to detect a property that changed them).
+    """
+    catalog = p.catalog
+    repo_entries = repo_fixture_entries(tree, catalog)
+    if fresh or p.fixtures is None:
+        pack_scan = scan(walk(p.dir / "fixtures", prefix="pack"), catalog.normalizers)
+    else:
+        pack_scan = p.fixtures
+    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state)
     record = {
         "version": 1,
         "format": FORMAT,
         "digest": result.digest,
         "revision": revision,
         "roots": {"pack": "fixtures/ of the oracle pack", "repo": list(catalog.paths.fixtures)},
-        "files": len(result.files),
-        "bytes": result.total_bytes,
+        "files": pack_scan.tree_files + result.tree_files,
+        "bytes": pack_scan.tree_bytes + result.tree_bytes,
         "normalizers": [vars(n) for n in catalog.normalizers],
     }
     return result, record
@@ -150,11 +162,11 @@ def run_entry(raw: dict[str, Any], prop: Property, digest: str, base_revision: s
 def execute(props: Sequence[Property], p: pack.Pack, tree: Path, revision: str, base_revision: str,
             scratch: Path, progress: Progress) -> tuple[dict[str, dict[str, Any]], dict[str, Any], int]:
     """Fixture digest, then run ``props`` on ``tree``. Returns (entries by id, digest record, total items)."""
-    result, record = fixture_digest(p.dir, tree, p.catalog, revision)
+    result, record = fixture_digest(p, tree, revision)
     ws = workspace(p, tree, scratch)
     before = result.digest
     raw = runner.run_properties(props, ws, progress) if props else {}
-    after, _ = fixture_digest(p.dir, tree, p.catalog, revision)
+    after, _ = fixture_digest(p, tree, revision, fresh=True)
     by_id = {prop.id: prop for prop in props}
     tmp_paths = [str(tree), str(p.dir), str(scratch), os.path.realpath(tree), os.path.realpath(p.dir)]
     entries = {pid: run_entry(r, by_id[pid], before, base_revision, tmp_paths) for pid, r in raw.items()}
@@ -206,7 +218,7 @@ def _as_run_result(entry: dict[str, Any] | None, prop: Property) -> RunResult | 
 
 
 def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, today: dt.date,
-        progress: Progress, temp_parent: Path | None = None) -> Evidence:
+        progress: Progress, temp_parent: Path | None = None, pack_options: pack.PackOptions | None = None) -> Evidence:
     """The whole pipeline. Returns the :class:`Evidence`; writing it is the caller's.
 
     Raises:
@@ -222,17 +234,18 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
     if dirty:
         ev.notices.append(f"{len(dirty)} uncommitted change(s) are not scored: the gate checks out HEAD {head[:12]}")
     with scratch_dir(temp_parent) as scratch:
-        progress(f"loading oracle pack {pack_source}")
+        progress(f"loading oracle pack {pack.redact(pack_source)}")
+        origin: dict[str, Any] = {}  # filled as the load learns it: kind, sha256, artifact and run ids
         try:
-            p = pack.load(pack_source, repo, scratch)
+            p = pack.load(pack_source, repo, scratch, options=pack_options, origin=origin, progress=progress)
         except GateError as exc:
             if exc.exit_code != 3:
                 raise
             ev.void_reason = str(exc)
-            ev.pack = {"source": pack_source}
+            ev.pack = {"source": pack.redact(pack_source), **origin}
             return ev
         catalog = p.catalog
-        ev.pack = {"source": pack_source, "sha256": p.sha256, "files": len(p.manifest), "pack_root": catalog.pack_root}
+        ev.pack = {**p.origin, "files": len(p.manifest), "pack_root": catalog.pack_root}
         ev.policy = policy or catalog.policy
         ev.freeze_base = catalog.freeze_base
         ev.claimed = catalog.claimed
@@ -240,7 +253,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
 
         with git.worktree(repo, head, scratch) as cand:
             progress("fixture digest")
-            _, ev.fixture = fixture_digest(p.dir, cand, catalog, head)
+            _, ev.fixture = fixture_digest(p, cand, head)
             progress(f"splitting the diff {ev.base_revision[:12]}...{head[:12]}")
             raw_diff = git.diff_name_status(repo, ev.base_revision, head)
             try:
@@ -255,9 +268,9 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 "void": parts.void,
             }
             if parts.void:
-                ev.void_reason = ("the diff edits control files of the oracle: "
-                                  + ", ".join(parts.control_edits[:10])
-                                  + (f" and {len(parts.control_edits) - 10} more" if len(parts.control_edits) > 10 else ""))
+                more = len(parts.control_edits) - 10
+                ev.void_reason = ("the diff edits control files of the oracle: " + ", ".join(parts.control_edits[:10])
+                                  + (f" and {more} more" if more > 0 else ""))
                 return ev
 
             to_replay = [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved]

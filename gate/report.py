@@ -128,7 +128,8 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
         if v.verdict == "pass":
             continue
         path, line = location(ev, pid)
-        sig = (runs.get(pid) or {}).get("signature") or "sha256:" + hashlib.sha256(f"{pid}\0{v.reason}".encode()).hexdigest()
+        fallback = "sha256:" + hashlib.sha256(f"{pid}\0{v.reason}".encode()).hexdigest()
+        sig = (runs.get(pid) or {}).get("signature") or fallback
         results.append({
             "ruleId": v.reason, "ruleIndex": rule_index(v.reason),
             "level": "error" if v.verdict == "fail" else "warning",
@@ -173,6 +174,15 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+def _artifact_note(pack: dict[str, Any]) -> str:
+    """``, artifact ID of run RUN (SHA on BRANCH)`` for a pack from a GitHub artifact, else ""."""
+    art = pack.get("artifact")
+    if not art:
+        return ""
+    return (f", artifact {art['name']} {art['artifact_id']} of run {art['run_id']} "
+            f"({str(art.get('head_sha', ''))[:12]} on {art['branch']})")
+
+
 def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
     """The job summary: outcome, revisions, pack, notices and the verdict table (worst first).
 
@@ -185,7 +195,7 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
         "",
         f"- head `{ev.head_revision[:12]}`, base `{ev.base_revision[:12]}` (merge base of `{_cell(ev.base_ref)}`)",
         f"- oracle pack `{_cell(str(ev.pack.get('source', '')))}`"
-        + (f" sha256 `{ev.pack['sha256'][:16]}…`" if ev.pack.get("sha256") else ""),
+        + (f" sha256 `{ev.pack['sha256']}`" if ev.pack.get("sha256") else "") + _cell(_artifact_note(ev.pack)),
         f"- {c['pass']} pass · {c['fail']} fail · {c['inconclusive']} inconclusive · policy `{ev.policy}`",
     ]
     if ev.void_reason:
@@ -198,7 +208,8 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
     rows = ordered(ev)
     for i, (pid, v) in enumerate(rows):
         row = f"| `{_cell(pid)}` | {v.verdict} | `{v.reason}` | {_cell(v.detail)[:500]} |\n"
-        tail = f"\n_{len(rows) - i} more row(s) cut to keep the summary under 1 MiB; see verdicts.json and results.sarif._\n"
+        tail = (f"\n_{len(rows) - i} more row(s) cut to keep the summary under 1 MiB; "
+                "see verdicts.json and results.sarif._\n")
         if len((text + row + tail).encode()) > budget:
             return text + tail
         text += row
@@ -208,7 +219,8 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
 def terminal_table(ev: Evidence) -> str:
     """The verdict table for a terminal: fixed columns, no colour."""
     lines = [f"outcome: {ev.outcome}",
-             f"head {ev.head_revision[:12]}  base {ev.base_revision[:12]}  pack {ev.pack.get('source', '')}"]
+             f"head {ev.head_revision[:12]}  base {ev.base_revision[:12]}  pack {ev.pack.get('source', '')}"
+             + (f"  sha256 {ev.pack['sha256'][:16]}…" if ev.pack.get("sha256") else "") + _artifact_note(ev.pack)]
     if ev.void_reason:
         lines.append(f"void: {ev.void_reason}")
     lines += [f"note: {n}" for n in ev.notices]

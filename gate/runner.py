@@ -15,6 +15,7 @@ at the pack.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -57,6 +58,24 @@ class Workspace:
     scratch: Path
 
 
+def bytecode_cache(scratch: Path) -> Path:
+    """The pytest subprocesses' ``PYTHONPYCACHEPREFIX``: outside every work tree.
+
+    ``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus
+    ``pycache``, kept across runs: with a prefix Python ignores the ``__pycache__`` beside
+    installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
+    time (about 1 s here). Falls back to ``scratch`` when that directory cannot be created.
+    """
+    root = os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate")
+    path = Path(root) / "pycache"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return scratch.parent / "pycache"
+    return path
+
+
 def subprocess_env(ws: Workspace) -> dict[str, str]:
     """The complete environment of the pytest subprocess (nothing else is inherited)."""
     env = {
@@ -64,7 +83,7 @@ def subprocess_env(ws: Workspace) -> dict[str, str]:
         "HOME": str(ws.scratch / "home"),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONNOUSERSITE": "1",
-        "PYTHONPYCACHEPREFIX": str(ws.scratch / "pycache"),
+        "PYTHONPYCACHEPREFIX": str(bytecode_cache(ws.scratch)),
         "VERDICT_GATE_FIXTURES": str(ws.pack_dir / "fixtures"),
         **ENV_PINS,
     }
@@ -201,10 +220,8 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 

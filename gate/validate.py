@@ -8,7 +8,7 @@ local registry: nothing is fetched (jsonschema ≥ 4.18 never fetches remote ref
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -42,7 +42,7 @@ def _registry() -> Registry:
     return registry
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> Any:
     """The validator for ``schemas/<name>.schema.json`` (e.g. ``"catalog"``)."""
     schema = _registry().contents(BASE_URI + f"{name}.schema.json")
@@ -67,7 +67,8 @@ def _fix(error: ValidationError, source: str) -> str:
     if error.validator == "required":
         return f"add the missing field at {where} in {source}"
     if error.validator == "additionalProperties":
-        return f"remove or rename the unknown key at {where} (allowed keys: {', '.join(sorted(error.schema.get('properties', {})))})"
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        return f"remove or rename the unknown key at {where} (allowed keys: {allowed})"
     if error.validator in ("pattern", "minLength") and error.schema.get("description"):
         return f"{where} must be {error.schema['description']}"
     if error.validator == "const":

@@ -196,7 +196,8 @@ def _check_freeze(
 ) -> tuple[int, Verdict]:
     if freeze.fixture_digest != run.fixture_digest:
         return 0, _fail("digest_mismatch",
-                        f"fixture digest {run.fixture_digest[:12]}… differs from the freeze's {freeze.fixture_digest[:12]}…")
+                        f"fixture digest {run.fixture_digest[:12]}… differs from "
+                        f"the freeze's {freeze.fixture_digest[:12]}…")
     if freeze_base == "exact":
         base_ok = freeze.base_revision == base_revision
         rule = "equal to"
@@ -205,7 +206,8 @@ def _check_freeze(
         rule = "an ancestor of"
     if not base_ok:
         return 1, _fail("base_mismatch",
-                        f"freeze base revision {freeze.base_revision[:12]} is not {rule} the run's base revision {base_revision[:12]}")
+                        f"freeze base revision {freeze.base_revision[:12]} is not {rule} "
+                        f"the run's base revision {base_revision[:12]}")
     reproduced = any(
         r.prop_id == freeze.prop_id and r.signature == freeze.signature
         and r.fixture_digest == freeze.fixture_digest and r.base_revision == base_revision
@@ -213,7 +215,8 @@ def _check_freeze(
     )
     if not reproduced:
         return 2, _fail("not_reproduced_on_base",
-                        f"the base replay on {base_revision[:12]} did not reproduce this signature under this fixture digest")
+                        f"the base replay on {base_revision[:12]} did not reproduce this signature "
+                        "under this fixture digest")
     if freeze.expires_on is not None and freeze.expires_on < today:
         return 3, _fail("freeze_expired", f"the freeze expired on {freeze.expires_on.isoformat()}")
     return 4, Verdict("inconclusive", "frozen", f"known failure, frozen: {freeze.reason}")
@@ -244,7 +247,8 @@ def promote(verdicts: Mapping[str, Verdict], claimed: Collection[str], policy: s
         return Promotion(False, f"verdict ids differ from the claims (missing {missing}, extra {extra})")
     values = [v.verdict for v in verdicts.values()]
     if "fail" in values:
-        return Promotion(False, f"{values.count('fail')} claimed propert{'y' if values.count('fail') == 1 else 'ies'} failed")
+        fails = values.count("fail")
+        return Promotion(False, f"{fails} claimed propert{'y' if fails == 1 else 'ies'} failed")
     if policy == "strict" and any(v != "pass" for v in values):
         return Promotion(False, "policy strict: every claimed property must pass")
     if "pass" not in values:

@@ -159,8 +159,8 @@ properties:
 @pytest.mark.parametrize(("raw", "bucket_of", "moved", "void"), [
     (b"M\0src/app.py\0", {"src/app.py": "src"}, (), False),
     (b"M\0oracle/properties/test_a.py\0", {"oracle/properties/test_a.py": "oracle"}, ("prop.a",), False),
-    (b"R090\0oracle/properties/test_b.py\0tests/x.py\0", {"oracle/properties/test_b.py": "oracle", "tests/x.py": "other"},
-     ("prop.b",), False),
+    (b"R090\0oracle/properties/test_b.py\0tests/x.py\0",
+     {"oracle/properties/test_b.py": "oracle", "tests/x.py": "other"}, ("prop.b",), False),
     (b"R100\0src/x.py\0oracle/properties/test_a.py\0", {"src/x.py": "src"}, ("prop.a",), False),
     (b"M\0oracle/freeze_ledger.json\0", {"oracle/freeze_ledger.json": "control"}, (), True),
     (b"A\0oracle/fixtures/new.json\0", {"oracle/fixtures/new.json": "control"}, (), True),
@@ -179,7 +179,8 @@ def test_diff_split(raw, bucket_of, moved, void):
     assert parts.void is void
 
 
-@pytest.mark.parametrize("raw", [b"M\0", b"R100\0only-one\0", b"Z\0x\0"], ids=["truncated", "half-rename", "bad-status"])
+@pytest.mark.parametrize("raw", [b"M\0", b"R100\0only-one\0", b"Z\0x\0"],
+                         ids=["truncated", "half-rename", "bad-status"])
 def test_diff_parse_errors(raw):
     with pytest.raises(diffsplit.DiffParseError):
         diffsplit.parse_name_status(raw)

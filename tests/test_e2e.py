@@ -82,8 +82,8 @@ def test_freeze_on_an_unrelated_base_is_base_mismatch(example_repo, tmp_path):
     commit_all(example_repo, "a ledger naming a foreign base")
     git(example_repo, "branch", "-f", "main", "HEAD")
     git(example_repo, "commit", "--quiet", "--allow-empty", "-m", "candidate")
-    code, stdout, _ = gate(example_repo, tmp_path / "out")
-    assert code == 1 and "base_mismatch" in stdout
+    code, stdout, stderr = gate(example_repo, tmp_path / "out")
+    assert code == 1 and "base_mismatch" in stdout, stderr
 
 
 # --- bad input: one clear message, exit 2 (or 3 for an untrusted pack), no traceback ---------
@@ -167,3 +167,12 @@ def test_a_pack_directory_is_copied_not_scored_in_place(example_repo, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert {p: p.read_bytes() for p in pack.rglob("*") if p.is_file()} == before
     assert not list(pack.rglob("__pycache__"))
+
+
+def test_committed_example_ledger_comes_from_a_real_replay(example_base):
+    """examples/orders/freeze_ledger.json is what `verdict-gate replay` + `freeze` produce (not typed in)."""
+    built = json.loads((example_base / "oracle" / "freeze_ledger.json").read_text())
+    committed = json.loads((examples_dir() / "freeze_ledger.json").read_text())
+    assert built == committed
+    first = git(example_base, "rev-list", "--max-parents=0", "HEAD")
+    assert committed["freezes"][0]["base_revision"] == first

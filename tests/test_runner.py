@@ -192,3 +192,35 @@ def test_a_forged_result_line_is_not_trusted(tmp_path):
     code, docs, _ = run(repo, tmp_path / "out")
     assert docs["verdicts.json"]["verdicts"]["prop.add"]["verdict"] == "fail"
     assert code == 1
+
+
+def test_ten_thousand_fixture_files(tmp_path):
+    """A fixture tree of 10,000 files is digested file by file (never all contents at once)."""
+    repo = make_project(tmp_path, {"test_ok.py": "def test_ok():\n    assert True\n"},
+                        [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
+    fixtures = repo / "fixtures"
+    for i in range(10_000):
+        sub = fixtures / f"d{i % 50:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"f{i:05d}.txt").write_text(f"record {i}\n" * 20)
+    commit_all(repo, "10,000 fixtures")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert code == 0
+    record = docs["fixture.digest"]
+    assert record["files"] == 10_001  # the pack's data.json and the repository's 10,000
+    assert docs["oracle_edited.json"]["buckets"]["fixtures"][0] == "fixtures/d00/f00000.txt"
+
+
+def test_digest_memory_stays_flat(tmp_path):
+    import tracemalloc
+
+    from gate.digest import digest_dir
+
+    for i in range(2_000):
+        (tmp_path / f"f{i:04d}").write_bytes(os.urandom(16_384))
+    tracemalloc.start()
+    result = digest_dir(tmp_path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert result.total_bytes == 2_000 * 16_384
+    assert peak < result.total_bytes / 4, f"peak {peak} bytes for {result.total_bytes} bytes of files"

@@ -2,7 +2,6 @@
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from orders.tax import tax_cents
 
 

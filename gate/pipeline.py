@@ -134,6 +134,7 @@ def workspace(p: pack.Pack, tree: Path, scratch: Path) -> runner.Workspace:
     return runner.Workspace(
         pack_dir=p.dir, tree_dir=tree, python_path=py_path,
         roots=((p.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
+        run_as=runner.sandbox_user(),
     )
 
 

@@ -48,6 +48,8 @@ class Workspace:
         roots: ``(absolute dir, repository prefix)`` pairs for repo-relative tracebacks.
         watch: fixture directories whose change after a property means it mutated them.
         scratch: a private directory for specs, results, logs and the bytecode cache.
+        run_as: ``(uid, gid)`` the pytest subprocess drops to (see :func:`sandbox_user`), or
+            ``None`` to run as this process's user.
     """
 
     pack_dir: Path
@@ -56,9 +58,66 @@ class Workspace:
     roots: tuple[tuple[Path, str], ...]
     watch: tuple[Path, ...]
     scratch: Path
+    run_as: tuple[int, int] | None = None
 
 
-def bytecode_cache(scratch: Path) -> Path:
+_SANDBOX: dict[str, tuple[int, int] | None] = {}
+
+
+def sandbox_user() -> tuple[int, int] | None:
+    """The ``(uid, gid)`` property processes run as when the gate runs as root, else ``None``.
+
+    As root (a Docker container action runs as root), candidate code in the property process
+    could otherwise read the gate's environment through ``/proc`` (the GitHub token), write
+    the runner's files and ignore the fixtures' read-only modes. So the process drops to the
+    user named by ``$VERDICT_GATE_RUN_AS`` (default ``nobody``; ``root`` keeps root). A probe
+    (``python -c "import pytest"`` as that user) checks the interpreter is usable by it; if
+    not, the gate keeps root and says so on stderr rather than failing every property.
+    """
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("VERDICT_GATE_RUN_AS", "nobody")
+    if name in _SANDBOX:
+        return _SANDBOX[name]
+    import pwd
+
+    result: tuple[int, int] | None = None
+    if name != "root":
+        try:
+            entry = pwd.getpwnam(name)
+            probe = subprocess.run([sys.executable, "-P", "-s", "-c", "import pytest, hypothesis"],
+                                   user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd="/",
+                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                                   capture_output=True, timeout=60)
+            if probe.returncode == 0:
+                result = (entry.pw_uid, entry.pw_gid)
+            else:
+                print(f"verdict-gate: warning: {sys.executable} is not usable as {name!r}; properties run as root",
+                      file=sys.stderr)
+        except (KeyError, OSError, subprocess.SubprocessError) as exc:
+            print(f"verdict-gate: warning: cannot run properties as {name!r} ({exc}); they run as root",
+                  file=sys.stderr)
+    _SANDBOX[name] = result
+    return result
+
+
+def _share_with(ws: Workspace, uid: int, gid: int) -> None:
+    """Let ``uid`` reach the pack, the tree and the scratch dir: add read and search for others
+    to every directory from the temp root down to each (``mkdtemp`` makes them 0700; nothing
+    becomes writable), and give it the few directories it writes."""
+    top = ws.scratch.parent
+    for target in (ws.pack_dir, ws.tree_dir, ws.scratch):
+        chain = [target, *[p for p in target.parents if p == top or top in p.parents]]
+        for path in chain:
+            mode = os.stat(path).st_mode & 0o7777
+            if mode & 0o055 != 0o055:
+                os.chmod(path, mode | 0o055)
+    for owned in (ws.scratch / "home", ws.scratch / "hypothesis"):
+        owned.mkdir(parents=True, exist_ok=True)
+        os.chown(owned, uid, gid)
+
+
+def bytecode_cache(scratch: Path, run_as: tuple[int, int] | None = None) -> Path:
     """The pytest subprocesses' ``PYTHONPYCACHEPREFIX``: outside every work tree.
 
     ``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus
@@ -68,9 +127,14 @@ def bytecode_cache(scratch: Path) -> Path:
     """
     root = os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate")
-    path = Path(root) / "pycache"
+    # A dropped user gets a cache of its own: it cannot write root's, and root never
+    # imports bytecode a property process could have written.
+    path = Path(root) / (f"pycache-{run_as[0]}" if run_as else "pycache")
     try:
         path.mkdir(parents=True, exist_ok=True)
+        if run_as:
+            os.chown(path, *run_as)
+            os.chmod(Path(root), os.stat(root).st_mode | 0o055)
     except OSError:
         return scratch.parent / "pycache"
     return path
@@ -83,7 +147,8 @@ def subprocess_env(ws: Workspace) -> dict[str, str]:
         "HOME": str(ws.scratch / "home"),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONNOUSERSITE": "1",
-        "PYTHONPYCACHEPREFIX": str(bytecode_cache(ws.scratch)),
+        "PYTHONPYCACHEPREFIX": str(bytecode_cache(ws.scratch, ws.run_as)),
+        "HYPOTHESIS_STORAGE_DIRECTORY": str(ws.scratch / "hypothesis"),
         "VERDICT_GATE_FIXTURES": str(ws.pack_dir / "fixtures"),
         **ENV_PINS,
     }
@@ -128,6 +193,8 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress)
     deterministic ``exc_type``/``message`` so that they too have a signature.
     """
     (ws.scratch / "home").mkdir(parents=True, exist_ok=True)
+    if ws.run_as:
+        _share_with(ws, *ws.run_as)
     ini = ws.scratch / "pytest.ini"
     ini.write_text("[pytest]\n", encoding="utf-8")
     results: dict[str, dict[str, Any]] = {}
@@ -156,6 +223,8 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
     spec_file.write_text(json.dumps(spec), encoding="utf-8")
     results_file = ws.scratch / f"results-{attempt}.jsonl"
     results_file.touch()
+    if ws.run_as:
+        os.chown(results_file, *ws.run_as)  # the plugin, running as that user, appends to it
     log = open(ws.scratch / f"pytest-{attempt}.log", "wb")  # noqa: SIM115
     by_id = {p.id: p for p in props}
     proc = subprocess.Popen(
@@ -163,6 +232,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         _command(ws, spec_file, results_file, ini, sorted({str(ws.pack_dir / p.selector) for p in props})),
         cwd=ws.tree_dir, env=subprocess_env(ws), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so a timeout kills the whole tree
+        **_user_kwargs(ws),
     )
     got = 0
     current: str | None = None
@@ -217,6 +287,13 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         if proc.poll() is None:
             _kill(proc)
         log.close()
+
+
+def _user_kwargs(ws: Workspace) -> dict[str, Any]:
+    if not ws.run_as:
+        return {}
+    uid, gid = ws.run_as
+    return {"user": uid, "group": gid, "extra_groups": []}
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

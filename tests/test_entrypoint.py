@@ -27,6 +27,7 @@ import yaml
 from test_github import read_output_file, runner_parse
 
 from conftest import ROOT, commit_all, git, validate_evidence
+from gate import action
 from gate.demo import _apply, examples_dir
 
 CANDIDATES = {c["name"]: c for c in yaml.safe_load((examples_dir() / "candidates.yaml").read_text())["candidates"]}
@@ -414,9 +415,9 @@ def test_git_environment(tmp_path: Path) -> None:
     git(repo, "init", "--quiet")
     git(repo, "remote", "add", "origin", "https://github.com/acme/orders.git")
     env = Runner(tmp_path, repo).env
-    settings = entrypoint.read_settings(env)
+    settings = action.read_settings(env)
     log = io.StringIO()
-    out = entrypoint.git_environment(settings, {**env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b",
+    out = action.git_environment(settings, {**env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b",
                                                 "GIT_CONFIG_VALUE_0": "c"}, log)
     assert out["GITHUB_TOKEN"] == TOKEN and out["GIT_TERMINAL_PROMPT"] == "0"
     pairs = {out[f"GIT_CONFIG_KEY_{i}"]: out[f"GIT_CONFIG_VALUE_{i}"] for i in range(int(out["GIT_CONFIG_COUNT"]))}
@@ -426,11 +427,11 @@ def test_git_environment(tmp_path: Path) -> None:
     assert TOKEN not in log.getvalue()
     # another host, or a clone that already carries a header (persist-credentials: true): no header
     git(repo, "remote", "set-url", "origin", "https://git.example.com/acme/orders.git")
-    out = entrypoint.git_environment(settings, env, log)
+    out = action.git_environment(settings, env, log)
     assert "http.https://github.com/.extraheader" not in out.values()
     git(repo, "remote", "set-url", "origin", "https://github.com/acme/orders.git")
     git(repo, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic persisted")
-    out = entrypoint.git_environment(settings, env, log)
+    out = action.git_environment(settings, env, log)
     assert "http.https://github.com/.extraheader" not in out.values()
 
 
@@ -438,28 +439,28 @@ def test_evidence_location(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     env = Runner(tmp_path, ws).env
-    settings = entrypoint.read_settings(env)
+    settings = action.read_settings(env)
     # RUNNER_TEMP mounted in the container: written there, named for later steps by runner.temp
-    assert entrypoint.evidence_location(settings, env) == (tmp_path / "temp" / "verdict-gate",
+    assert action.evidence_location(settings, env) == (tmp_path / "temp" / "verdict-gate",
                                                            "/home/runner/work/_temp/verdict-gate")
     # a runner that does not mount RUNNER_TEMP: the workspace, named relative to it
     gone = {**env, "RUNNER_TEMP": "/home/runner/work/_temp"}
-    assert entrypoint.evidence_location(settings, gone) == (ws / ".verdict-gate", ".verdict-gate")
+    assert action.evidence_location(settings, gone) == (ws / ".verdict-gate", ".verdict-gate")
     # no runner-temp input (not a Docker action): the path is the same everywhere
-    plain = entrypoint.read_settings({**env, "INPUT_RUNNER-TEMP": ""})
-    assert entrypoint.evidence_location(plain, env)[1] == str(tmp_path / "temp" / "verdict-gate")
-    absolute = entrypoint.read_settings({**env, "INPUT_OUT": "/srv/evidence"})
-    assert entrypoint.evidence_location(absolute, env) == (Path("/srv/evidence"), "/srv/evidence")
-    assert entrypoint.pack_source("packs/oracle.tar.gz", ws) == str(ws / "packs/oracle.tar.gz")
+    plain = action.read_settings({**env, "INPUT_RUNNER-TEMP": ""})
+    assert action.evidence_location(plain, env)[1] == str(tmp_path / "temp" / "verdict-gate")
+    absolute = action.read_settings({**env, "INPUT_OUT": "/srv/evidence"})
+    assert action.evidence_location(absolute, env) == (Path("/srv/evidence"), "/srv/evidence")
+    assert action.pack_source("packs/oracle.tar.gz", ws) == str(ws / "packs/oracle.tar.gz")
     for source in ("git:main:oracle", "artifact:oracle-pack", "https://x.example/p.tgz#sha256=00", "/abs/pack"):
-        assert entrypoint.pack_source(source, ws) == source
+        assert action.pack_source(source, ws) == source
 
 
 def test_action_inputs_match_the_entrypoint() -> None:
     """Every input the entrypoint reads is declared in action.yml with a default, and back."""
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     declared = set(action["inputs"])
-    source = (ROOT / "entrypoint.py").read_text()
+    source = (ROOT / "gate" / "action.py").read_text()
     import re
 
     read = set(re.findall(r'get_(?:bool_)?input\(environ, "([a-z0-9-]+)"', source))

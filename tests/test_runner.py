@@ -8,6 +8,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import cli, commit_all, git, validate_evidence
@@ -161,7 +162,10 @@ def test_fixture_mutation_fails_the_property(tmp_path):
     commit_all(repo, "candidate")
     code, docs, _ = run(repo, tmp_path / "out")
     got = reasons(docs)
-    expected = "fixture_mutated" if os.geteuid() == 0 else "no_freeze"  # root can write a 0444 file
+    # Only a property process running as root can write the 0444 fixture (and is then caught);
+    # as any other user (the gate drops root to `nobody` where it can) the write itself fails.
+    as_root = os.geteuid() == 0 and _sandbox() is None
+    expected = "fixture_mutated" if as_root else "no_freeze"
     assert got["prop.write"] == ("fail", expected)
     assert got["prop.ok"] == ("pass", "held")
     assert code == 1
@@ -224,3 +228,28 @@ def test_digest_memory_stays_flat(tmp_path):
     tracemalloc.stop()
     assert result.total_bytes == 2_000 * 16_384
     assert peak < result.total_bytes / 4, f"peak {peak} bytes for {result.total_bytes} bytes of files"
+
+
+def _sandbox() -> tuple[int, int] | None:
+    from gate import runner
+
+    return runner.sandbox_user()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or _sandbox() is None,
+                    reason="needs root and an interpreter the `nobody` user can run (as in the container image)")
+def test_as_root_properties_run_as_nobody(tmp_path):
+    repo = make_project(tmp_path, {"test_who.py": """
+        import os
+        def test_who(oracle_fixtures):
+            assert os.geteuid() != 0
+            try:
+                open(f"/proc/{os.getppid()}/environ", "rb").read()
+            except PermissionError:
+                pass
+            else:
+                raise AssertionError("read the gate's environment")
+    """}, [{"id": "prop.who", "oracle": "properties/test_who.py", "kind": "example"}])
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out", env={"GITHUB_TOKEN": "ghs_secret"})
+    assert reasons(docs) == {"prop.who": ("pass", "held")} and code == 0

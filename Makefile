@@ -39,6 +39,7 @@ self-gate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_digest.py
+	$(BIN)/python benchmarks/bench_run.py
 
 clean:
 	rm -rf $(VENV) .self-gate .demo

@@ -52,6 +52,9 @@ class Settings:
     base: str
     oracle_pack: str
     oracle_pack_sha256: str
+    oracle_pack_workflow: str
+    oracle_pack_branch: str
+    oracle_pack_repository: str
     policy: str
     out: str
     sarif_category: str
@@ -75,6 +78,9 @@ def read_settings(environ: Mapping[str, str]) -> Settings:
         base=gh.get_input(environ, "base"),
         oracle_pack=gh.get_input(environ, "oracle-pack"),
         oracle_pack_sha256=gh.get_input(environ, "oracle-pack-sha256"),
+        oracle_pack_workflow=gh.get_input(environ, "oracle-pack-workflow"),
+        oracle_pack_branch=gh.get_input(environ, "oracle-pack-branch"),
+        oracle_pack_repository=gh.get_input(environ, "oracle-pack-repository"),
         policy=gh.get_input(environ, "policy"),
         out=gh.get_input(environ, "out"),
         sarif_category=gh.get_input(environ, "sarif-category", "verdict-gate"),
@@ -408,8 +414,12 @@ def execute(settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> i
             pack = pack_source(settings.oracle_pack, settings.workspace) or f"git:{base}:oracle"
             cli_argv = ["run", "--repo", str(settings.repo), "--base", base, "--pack", pack, "--out", str(out_dir),
                         "--sarif-category", settings.sarif_category]
-            if settings.oracle_pack_sha256:
-                cli_argv += ["--pack-sha256", settings.oracle_pack_sha256]
+            for flag, value in (("--pack-sha256", settings.oracle_pack_sha256),
+                                ("--pack-workflow", settings.oracle_pack_workflow),
+                                ("--pack-branch", settings.oracle_pack_branch),
+                                ("--pack-repository", settings.oracle_pack_repository)):
+                if value:
+                    cli_argv += [flag, value]
             if settings.policy:
                 cli_argv += ["--policy", settings.policy]
             clear_stale(out_dir)

@@ -479,3 +479,32 @@ def test_outputs_declared_are_the_outputs_written(example_repo: Path, tmp_path: 
     res = runner.run()  # a configuration error still sets every output
     assert set(res.outputs) == set(action["outputs"])
     shutil.rmtree(tmp_path / "temp", ignore_errors=True)
+
+
+def test_oracle_pack_from_an_artifact(example_repo: Path, tmp_path: Path) -> None:
+    """The action end to end with `oracle-pack: artifact:NAME`: the pack built by `pack build` on the
+    base, uploaded by a trusted run, found through the (loopback) GitHub REST API."""
+    from http_fakes import FakeGitHub, zip_bytes
+
+    from gate import packbuild
+
+    commit_all(example_repo, "candidate")
+    base_pack = tmp_path / "base-oracle"
+    git(example_repo, "worktree", "add", "--quiet", "--detach", str(tmp_path / "base-tree"), "main")
+    shutil.copytree(tmp_path / "base-tree" / "oracle", base_pack)
+    archive = tmp_path / "oracle-pack.tar.gz"
+    packbuild.build(base_pack, archive)
+    with FakeGitHub(token=TOKEN) as gh:
+        run = gh.add_run("acme/shop", "oracle-pack.yml")
+        art = gh.add_artifact(run, "oracle-pack", zip_bytes({"oracle-pack.tar.gz": archive.read_bytes()}))
+        runner = Runner(tmp_path, example_repo).event("pull_request", pr_event(example_repo))
+        runner.env.update({"GITHUB_API_URL": gh.api.url, "GITHUB_REPOSITORY": "acme/shop"})
+        runner.inputs(oracle_pack="artifact:oracle-pack", oracle_pack_workflow="oracle-pack.yml")
+        res = runner.run()
+    assert res.code == 0, res.stdout
+    assert res.outputs["outcome"] == "promoted"
+    evidence = next(p for p in tmp_path.rglob("verdicts.json"))
+    verdicts = json.loads(evidence.read_text())
+    assert verdicts["pack"]["artifact"]["artifact_id"] == art["id"]
+    assert verdicts["pack"]["artifact"]["run_id"] == run["id"]
+    assert TOKEN not in res.stdout and TOKEN not in evidence.read_text()

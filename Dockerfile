@@ -27,6 +27,7 @@ RUN python -m venv /opt/build \
 COPY pyproject.toml README.md verdict_gate_plugin.py ./
 COPY gate/ gate/
 COPY schemas/ schemas/
+COPY examples/ examples/
 # The project itself: no dependencies (they come from the lock above), no build isolation
 # (which would download an unpinned setuptools).
 # The venv's own setuptools (seeded by `python -m venv` on 3.11) goes too. -P: import the
@@ -34,7 +35,7 @@ COPY schemas/ schemas/
 RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels . \
     && /opt/verdict-gate/bin/pip install --no-deps --no-index /wheels/*.whl \
     && /opt/verdict-gate/bin/pip uninstall --yes setuptools \
-    && /opt/verdict-gate/bin/python -P -c "import gate, verdict_gate_plugin, yaml, jsonschema, hypothesis, pytest"
+    && /opt/verdict-gate/bin/python -P -c "import gate.action, gate.demo, verdict_gate_plugin, yaml, jsonschema, hypothesis, pytest"
 
 # --- final: CPython, git and the virtualenv; no compilers, no build backend ------------------------
 FROM ${PYTHON_IMAGE}

@@ -158,6 +158,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         state["item_prop"][item.nodeid] = pid
         kept.append(item)
     kept.sort(key=lambda it: order[state["item_prop"][it.nodeid]])  # stable: file order inside a property
+    matched = set(state["item_prop"].values())
+    failed_files = {nodeid.split("::")[0] for nodeid in state["collect_errors"]}
+    for prop in props:
+        if prop["id"] not in matched and prop["selector"].split("::")[0] not in failed_files:
+            _emit(state, {"event": "uncollected", "id": prop["id"], "selector": prop["selector"]})
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 EPILOG = """\
 exit codes: 0 promoted, 1 blocked, 2 usage or configuration error, 3 void, 4 incomplete.
 verdicts: pass, fail, inconclusive. A freeze can make a failure inconclusive, never pass.
-docs: README.md and DESIGN.md in the verdict-gate repository."""
+docs: README.md in the verdict-gate repository (sections "The oracle pack" and "Verdicts")."""
 
 
 def _progress(message: str) -> None:
@@ -41,6 +41,20 @@ def _today(value: str | None) -> dt.date:
         raise GateError("--today", repr(value), "is not a date", "write it as YYYY-MM-DD") from None
 
 
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an evidence directory that exists as something else, or holds a non-file where an
+    evidence file goes (nothing the user has is overwritten). Raises GateError (exit 2)."""
+    from gate.report import FILES
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise GateError("--out", str(out_dir), "exists and is not a directory", "pass a directory path for evidence")
+    for name in FILES:
+        target = out_dir / name
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise GateError("--out", str(target), "exists and is not a regular file; it is never overwritten",
+                            "choose another --out directory")
+
+
 def write_files(out_dir: Path, files: dict[str, str]) -> None:
     """The one writer: validate each evidence file against its schema, then write it atomically.
 
@@ -50,8 +64,7 @@ def write_files(out_dir: Path, files: dict[str, str]) -> None:
     """
     from gate.report import SCHEMA_OF
 
-    if out_dir.exists() and not out_dir.is_dir():
-        raise GateError("--out", str(out_dir), "exists and is not a directory", "pass a directory path for evidence")
+    check_out_dir(out_dir)
     for name, text in files.items():
         schema = SCHEMA_OF.get(name) or ("sarif-2.1.0" if name.endswith(".sarif") else None)
         if schema:
@@ -73,6 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gate import pipeline, report
     from gate.verdict import EXIT_CODES
 
+    check_out_dir(Path(args.out))  # before the work, not after it
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=_today(args.today),
                       progress=_progress, pack_options=_pack_options(args))
     files = report.render_all(ev, args.sarif_category)
@@ -93,41 +107,85 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise GateError("--out", str(out), "exists and is not a regular file", "pass a file path, e.g. base.sig.json")
     with pipeline.scratch_dir() as scratch:
         p = pack.load(args.pack, repo, scratch, options=_pack_options(args), progress=_progress)
-        doc = pipeline.replay(repo, rev, p, args.only_id or None, scratch, _progress)
+        notices: list[str] = []
+        doc = pipeline.replay(repo, rev, p, args.only_id or None, scratch, _progress, notices)
+        for notice in notices:
+            print(f"note: {notice}", file=sys.stderr)
     validate.check("base_sig", doc, "(internal) base.sig.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(dumps(doc), encoding="utf-8")
     for r in doc["replays"]:
         print(f"{r['prop_id']}: {r['status']} {r['signature'] or ''}")
-    print(f"base.sig.json: {out}", file=sys.stderr)
+    print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def _read_file(path: Path, what: str, fix: str) -> str:
+    """A user's file as UTF-8 text; a missing or unreadable file is a GateError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GateError(what, str(path), "does not exist", fix) from None
+    except IsADirectoryError:
+        raise GateError(what, str(path), "is a directory, not a file", fix) from None
+    except UnicodeDecodeError as exc:
+        raise GateError(what, str(path), f"is not UTF-8 ({exc.reason} at byte {exc.start})",
+                        "save the file as UTF-8") from None
+    except OSError as exc:
+        raise GateError(what, str(path), f"cannot be read ({exc.strerror})", fix) from None
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     from gate.ledger import parse_json, parse_ledger
     from gate.report import dumps
 
-    base_sig = parse_json(Path(args.base_sig).read_text(encoding="utf-8"), "base.sig.json", args.base_sig)
+    base_sig_path = Path(args.base_sig)
+    base_sig = parse_json(_read_file(base_sig_path, "base.sig.json", "pass the file `verdict-gate replay --out` wrote"),
+                          "base.sig.json", args.base_sig)
     validate.check("base_sig", base_sig, args.base_sig)
     found = [r for r in base_sig["replays"] if r["prop_id"] == args.id]
-    if not found or not found[0]["signature"]:
-        raise GateError("base.sig.json", args.base_sig, f"has no reproduced failure for {args.id!r}",
-                        "replay that property on the base revision first: verdict-gate replay … --only-id ID")
+    if not found:
+        raise GateError("base.sig.json", args.base_sig, f"has no replay of {args.id!r}",
+                        f"replay it on the base revision first: verdict-gate replay … --only-id {args.id}")
     rec = found[0]
+    if not rec["signature"]:
+        raise GateError("base.sig.json", args.base_sig,
+                        f"shows {args.id!r} {rec['status']} on {rec['base_revision'][:12]}: "
+                        "there is no failure to freeze",
+                        "freeze only a failure the base replay reproduced; a passing property needs no freeze")
     ledger_path = Path(args.ledger)
-    text = ledger_path.read_text(encoding="utf-8") if ledger_path.exists() else '{"version": 1, "freezes": []}'
+    if ledger_path.exists():
+        text = _read_file(ledger_path, "freeze ledger", "pass the pack's freeze_ledger.json")
+    elif ledger_path.parent.is_dir():
+        text = '{"version": 1, "freezes": []}'
+    else:
+        raise GateError("--ledger", str(ledger_path), "is in a directory that does not exist",
+                        "pass the pack's freeze_ledger.json, e.g. oracle/freeze_ledger.json")
     parse_ledger(text, str(ledger_path))
     doc = json.loads(text)
+    for existing in doc["freezes"]:
+        if (existing["signature"], existing["fixture_digest"], existing["base_revision"]) == (
+                rec["signature"], rec["fixture_digest"], rec["base_revision"]):
+            raise GateError("freeze ledger", str(ledger_path), f"already freezes this failure of {args.id!r}",
+                            "nothing to add; edit that record's reason or expires_on instead")
+    first_seen = args.first_seen or _today(None).isoformat()
     record = {"prop_id": rec["prop_id"], "signature": rec["signature"], "signature_parts": rec["signature_parts"],
               "fixture_digest": rec["fixture_digest"], "base_revision": rec["base_revision"],
-              "reason": args.reason, "first_seen": args.first_seen or _today(None).isoformat()}
+              "reason": args.reason, "first_seen": first_seen}
     if args.expires_on:
         record["expires_on"] = args.expires_on
     doc["freezes"].append(record)
     new_text = dumps(doc)
     parse_ledger(new_text, str(ledger_path))  # the result must load: reason non-empty, dates real
+    if args.expires_on and args.expires_on < first_seen:
+        raise GateError("--expires-on", args.expires_on, f"is before --first-seen {first_seen}",
+                        "give an expiry date after the day the failure was first seen")
+    if args.expires_on and args.expires_on < _today(None).isoformat():
+        print(f"warning: --expires-on {args.expires_on} is in the past: this freeze will not apply", file=sys.stderr)
     ledger_path.write_text(new_text, encoding="utf-8")
     print(f"added a freeze of {args.id} ({rec['signature'][:19]}…) to {ledger_path}")
+    print(f"next: review the reason, then run `verdict-gate manifest write {ledger_path.parent}` "
+          "(the manifest covers the ledger)", file=sys.stderr)
     return 0
 
 
@@ -147,6 +205,9 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     if not pack_dir.is_dir():
         raise GateError("pack directory", str(pack_dir), "does not exist or is not a directory",
                         "pass the oracle pack directory (the one holding catalog.yaml)")
+    if not (pack_dir / "catalog.yaml").is_file():
+        raise GateError("pack directory", str(pack_dir), "holds no catalog.yaml, so it is not an oracle pack",
+                        "pass the oracle pack directory (the one holding catalog.yaml), e.g. oracle")
     actual = build_manifest(pack_dir)
     path = pack_dir / MANIFEST_NAME
     if args.action == "write":
@@ -162,6 +223,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
         print(f"manifest ok: {len(actual)} files match {path}")
         return 0
     print(f"manifest mismatch in {path}:\n{diff.describe()}")
+    print(f"if these changes are reviewed, record them: verdict-gate manifest write {pack_dir}", file=sys.stderr)
     return 1
 
 

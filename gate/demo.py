@@ -41,8 +41,9 @@ def examples_dir() -> Path:
     from importlib import resources
 
     try:
-        installed = Path(str(resources.files("gate._examples"))) / "orders"
-        if installed.is_dir():
+        # A namespace package's files() is a MultiplexedPath; joining gives a real Path.
+        installed = resources.files("gate._examples") / "orders"
+        if isinstance(installed, Path) and installed.is_dir():
             return installed
     except ModuleNotFoundError:
         pass

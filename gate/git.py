@@ -54,12 +54,21 @@ def is_shallow(repo: Path) -> bool:
     return git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
 
 
+def fetch_fix(ref: str) -> str:
+    """How to get a missing ref: check the spelling, or fetch it under the name it is given."""
+    remote, sep, branch = ref.partition("/")
+    if sep and remote == "origin" and branch:
+        return (f"check the name (`git branch -a`), or fetch it: "
+                f"`git fetch origin {branch}:refs/remotes/origin/{branch}`")
+    return f"check the name (`git branch -a`), or fetch it: `git fetch origin {ref}:{ref}`"
+
+
 def resolve(repo: Path, ref: str, what: str = "revision") -> str:
     """Full commit id of ``ref``. Raises GateError naming the ref when it does not exist."""
     proc = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     if proc.returncode != 0:
         shallow = " (this clone is shallow)" if is_shallow(repo) else ""
-        fix = FETCH_DEPTH_FIX if shallow else f"check the name, or fetch it: `git fetch origin {ref}`"
+        fix = FETCH_DEPTH_FIX if shallow else fetch_fix(ref)
         raise GateError(what, f"{repo} {ref!r}", f"does not name a commit in this repository{shallow}", fix)
     return proc.stdout.decode().strip()
 

@@ -559,7 +559,8 @@ def _extract_zip(archive: Path, dest: Path, source: str, max_members: int, max_b
 def _read_text(path: Path, what: str, source: str) -> str:
     if not path.is_file():
         raise VoidError(what, f"{source}/{path.name}", "is missing from the oracle pack",
-                        f"add {path.name} to the pack (see DESIGN.md §6) and rewrite the manifest")
+                        f"add {path.name} to the pack (README.md, section 'The oracle pack'), then run "
+                        "`verdict-gate manifest write PACKDIR`")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -569,7 +570,10 @@ def _read_text(path: Path, what: str, source: str) -> str:
 
 def _verify(dest: Path, source: str, archive_sha: str) -> Pack:
     catalog = parse_catalog(_read_text(dest / CATALOG_NAME, "catalog", source), f"{source}/{CATALOG_NAME}", void=True)
-    ledger = parse_ledger(_read_text(dest / LEDGER_NAME, "freeze ledger", source), f"{source}/{LEDGER_NAME}",
+    # A pack without a ledger has no freezes yet (a new oracle): nothing can be forgiven.
+    ledger_text = (_read_text(dest / LEDGER_NAME, "freeze ledger", source) if (dest / LEDGER_NAME).exists()
+                   else '{"version": 1, "freezes": []}')
+    ledger = parse_ledger(ledger_text, f"{source}/{LEDGER_NAME}",
                           known_ids=[p.id for p in catalog.properties], void=True)
     manifest_text = _read_text(dest / MANIFEST_NAME, "manifest", source)
     manifest = parse_json(manifest_text, "manifest", f"{source}/{MANIFEST_NAME}", void=True)
@@ -590,7 +594,7 @@ def _verify(dest: Path, source: str, archive_sha: str) -> Pack:
                         "run `verdict-gate manifest write PACKDIR`")
     for i, prop in enumerate(catalog.properties):
         if not (dest / prop.oracle).is_file():
-            raise GateError("catalog", f"{source}/{CATALOG_NAME} $.properties[{i}].oracle",
+            raise VoidError("catalog", f"{source}/{CATALOG_NAME} $.properties[{i}].oracle",
                             f"property {prop.id!r} names {prop.oracle!r}, which is not a file in the pack",
                             "fix the path (relative to the pack root) or add the property file")
     _make_read_only(dest)

@@ -57,7 +57,8 @@ class Built:
 
 def _read(path: Path, what: str) -> str:
     if not path.is_file():
-        raise GateError(what, str(path), "is missing", f"add {path.name} to the pack directory (DESIGN.md §6)")
+        raise GateError(what, str(path), "is missing",
+                        f"add {path.name} to the pack directory (README.md, section 'The oracle pack')")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -76,8 +77,9 @@ def check_source(src: Path) -> None:
         raise GateError("pack directory", str(src), "does not exist or is not a directory",
                         "pass the oracle pack directory (the one holding catalog.yaml)")
     catalog = parse_catalog(_read(src / CATALOG_NAME, "catalog"), str(src / CATALOG_NAME))
-    parse_ledger(_read(src / LEDGER_NAME, "freeze ledger"), str(src / LEDGER_NAME),
-                 known_ids=[p.id for p in catalog.properties])
+    if (src / LEDGER_NAME).exists():  # no ledger: no freezes yet
+        parse_ledger(_read(src / LEDGER_NAME, "freeze ledger"), str(src / LEDGER_NAME),
+                     known_ids=[p.id for p in catalog.properties])
     for i, prop in enumerate(catalog.properties):
         if not (src / prop.oracle).is_file():
             raise GateError("catalog", f"{src / CATALOG_NAME} $.properties[{i}].oracle",

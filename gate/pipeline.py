@@ -69,6 +69,31 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def check_pack_root(source: str, repo: Path, pack_root: str) -> None:
+    """A pack read from this repository must sit at the catalog's ``pack_root``: the diff buckets
+    that void a patch editing the ledger or a property are built from ``pack_root``, so a pack
+    read from another directory would be unprotected.
+
+    Raises:
+        GateError: for ``git:REV:DIR`` with ``DIR`` ≠ ``pack_root``, or a directory inside the
+            repository at another path.
+    """
+    if source.startswith("git:"):
+        where = source[4:].partition(":")[2].strip("/")
+    else:
+        path = Path(source)
+        if not path.is_dir():
+            return  # an archive, a URL or an artifact: it comes from outside the repository
+        try:
+            where = path.resolve().relative_to(repo.resolve()).as_posix()
+        except ValueError:
+            return  # a directory outside the repository
+    if where != pack_root:
+        raise GateError("oracle pack", source, f"is read from {where or '.'!r}, but its catalog says "
+                        f"pack_root: {pack_root!r}, so edits to {where or '.'!r} would not be caught in the diff",
+                        f"set `pack_root: {where}` in the catalog, or read the pack from {pack_root!r}")
+
+
 def _glob_roots(globs: Sequence[str]) -> list[str]:
     """The literal leading directories of each glob, so only those subtrees are walked."""
     roots = []
@@ -160,15 +185,30 @@ def run_entry(raw: dict[str, Any], prop: Property, digest: str, base_revision: s
     return entry
 
 
+@dataclass
+class Execution:
+    """One run of properties on one tree: ``runs.json`` entries by id, the ``fixture.digest``
+    record, the number of tests pytest ran, and notices for the user."""
+
+    entries: dict[str, dict[str, Any]]
+    record: dict[str, Any]
+    items: int
+    notices: list[str]
+
+
 def execute(props: Sequence[Property], p: pack.Pack, tree: Path, revision: str, base_revision: str,
-            scratch: Path, progress: Progress) -> tuple[dict[str, dict[str, Any]], dict[str, Any], int]:
-    """Fixture digest, then run ``props`` on ``tree``. Returns (entries by id, digest record, total items)."""
+            scratch: Path, progress: Progress) -> Execution:
+    """Fixture digest, then run ``props`` on ``tree``."""
+    notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
+               for entry in p.catalog.python_path if not (tree / entry).is_dir()]
     result, record = fixture_digest(p, tree, revision)
     ws = workspace(p, tree, scratch)
     before = result.digest
     raw = runner.run_properties(props, ws, progress) if props else {}
     after, _ = fixture_digest(p, tree, revision, fresh=True)
     by_id = {prop.id: prop for prop in props}
+    uncollected = sorted(pid for pid, r in raw.items() if r.get("event") == "uncollected")
+    raw = {pid: r for pid, r in raw.items() if r.get("event") != "uncollected"}
     tmp_paths = [str(tree), str(p.dir), str(scratch), os.path.realpath(tree), os.path.realpath(p.dir)]
     entries = {pid: run_entry(r, by_id[pid], before, base_revision, tmp_paths) for pid, r in raw.items()}
     if after.digest != before and not any(e["fixture_mutated"] for e in entries.values()):
@@ -177,14 +217,17 @@ def execute(props: Sequence[Property], p: pack.Pack, tree: Path, revision: str, 
             if not by_id[pid].mutates_fixture:
                 e["fixture_mutated"] = True
     items = sum(int(r.get("items") or 0) for r in raw.values())
-    return entries, record, items
+    notices += [f"{pid}: pytest collected no test for {by_id[pid].selector!r} in the pack: check the catalog's "
+                "oracle and node" for pid in uncollected]
+    return Execution(entries, record, items, notices)
 
 
 def replay(repo: Path, rev: str, p: pack.Pack, only: Sequence[str] | None, scratch: Path,
-           progress: Progress) -> dict[str, Any]:
+           progress: Progress, notices: list[str] | None = None) -> dict[str, Any]:
     """Base replay: run the ledger's properties (or ``only``) on a detached worktree of ``rev``.
 
-    Returns the ``base.sig.json`` document. The worktree is removed on every path.
+    Returns the ``base.sig.json`` document; notices about the run are appended to ``notices``.
+    The worktree is removed on every path.
     """
     ids = list(only) if only else p.ledger.prop_ids()
     known = p.catalog.by_id()
@@ -196,7 +239,10 @@ def replay(repo: Path, rev: str, p: pack.Pack, only: Sequence[str] | None, scrat
     with git.worktree(repo, rev, scratch) as tree:
         sub = scratch / "replay"
         sub.mkdir()
-        entries, record, _ = execute(props, p, tree, rev, rev, sub, progress)
+        done = execute(props, p, tree, rev, rev, sub, progress)
+    entries, record = done.entries, done.record
+    if notices is not None:
+        notices += [f"base replay: {n}" for n in done.notices]
     replays = []
     for prop in props:
         e = entries.get(prop.id)
@@ -246,6 +292,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             ev.pack = {"source": pack.redact(pack_source), **origin}
             return ev
         catalog = p.catalog
+        check_pack_root(pack_source, repo, catalog.pack_root)
         ev.pack = {**p.origin, "files": len(p.manifest), "pack_root": catalog.pack_root}
         ev.policy = policy or catalog.policy
         ev.freeze_base = catalog.freeze_base
@@ -262,6 +309,9 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             except diffsplit.DiffParseError as exc:
                 raise RuntimeError(f"git diff output could not be parsed: {exc}") from None
             parts = diffsplit.split(changes, catalog)
+            if not changes:
+                ev.notices.append(f"the diff {ev.base_revision[:12]}...{head[:12]} is empty: "
+                                  "HEAD adds nothing to the base")
             ev.oracle_edited = {
                 "version": 1, "base_revision": ev.base_revision, "head_revision": head,
                 "buckets": {k: list(v) for k, v in parts.buckets.items()},
@@ -278,7 +328,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             if to_replay:
                 progress(f"base replay of {len(to_replay)} frozen propert{'y' if len(to_replay) == 1 else 'ies'} "
                          f"on {ev.base_revision[:12]}")
-                ev.base_sig = replay(repo, ev.base_revision, p, to_replay, scratch, progress)
+                ev.base_sig = replay(repo, ev.base_revision, p, to_replay, scratch, progress, ev.notices)
             else:
                 ev.base_sig = {"version": 1, "base_revision": ev.base_revision,
                                "fixture_digest": ev.fixture["digest"], "replays": []}
@@ -287,7 +337,9 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate {head[:12]}")
             cand_scratch = scratch / "candidate"
             cand_scratch.mkdir()
-            entries, _, items = execute(props, p, cand, head, ev.base_revision, cand_scratch, progress)
+            done = execute(props, p, cand, head, ev.base_revision, cand_scratch, progress)
+            entries, items = done.entries, done.items
+            ev.notices += done.notices
         ev.runs = {
             "version": 1, "revision": head, "base_revision": ev.base_revision,
             "fixture_digest": ev.fixture["digest"], "environment": runner.environment_pins(), "runs": entries,

@@ -67,6 +67,20 @@ def ordered(ev: Evidence) -> list[tuple[str, Verdict]]:
     return sorted(ev.verdicts.items(), key=lambda kv: (SEVERITY[kv[1].verdict], kv[0]))
 
 
+def cause(ev: Evidence, prop_id: str, limit: int = 300) -> str:
+    """Why the run failed, from ``runs.json``: ``ExcType: first message line [counterexample]``,
+    or "" when the property passed or has no run. Cut to ``limit`` characters."""
+    entry = (ev.runs or {}).get("runs", {}).get(prop_id) or {}
+    if entry.get("status") in (None, "pass") or not entry.get("exc_type"):
+        return ""
+    exc = str(entry["exc_type"]).removeprefix("builtins.")
+    message = (entry.get("message") or "").strip().splitlines()
+    text = f"{exc}: {message[0]}" if message else exc
+    if entry.get("counterexample") is not None:
+        text += f" [counterexample {json.dumps(entry['counterexample'], sort_keys=True)}]"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def location(ev: Evidence, prop_id: str) -> tuple[str, int]:
     """Repo-relative file and line for a property: the deepest traceback frame inside the
     repository, else the property's oracle file at line 1."""
@@ -133,7 +147,8 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
         results.append({
             "ruleId": v.reason, "ruleIndex": rule_index(v.reason),
             "level": "error" if v.verdict == "fail" else "warning",
-            "message": {"text": f"{pid}: {v.verdict} ({v.reason}) — {v.detail}"},
+            "message": {"text": f"{pid}: {v.verdict} ({v.reason}) — {v.detail}"
+                        + (f"\nrun: {cause(ev, pid, 2000)}" if cause(ev, pid) else "")},
             "locations": [_loc(path, line)],
             "partialFingerprints": {"verdictGate/v1": sig.removeprefix("sha256:")},
             "properties": {"prop_id": pid, "verdict": v.verdict, "reason": v.reason, "row": v.row},
@@ -199,7 +214,7 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
         f"- {c['pass']} pass · {c['fail']} fail · {c['inconclusive']} inconclusive · policy `{ev.policy}`",
     ]
     if ev.void_reason:
-        head.append(f"- void: {_cell(ev.void_reason)}")
+        head.append("- void: " + "<br>".join(_cell(line.strip()) for line in ev.void_reason.splitlines()))
     if ev.why and ev.outcome != "void":
         head.append(f"- promotion: {_cell(ev.why)}")
     head += [f"- note: {_cell(n)}" for n in ev.notices]
@@ -207,7 +222,9 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
     text = "\n".join(head) + "\n"
     rows = ordered(ev)
     for i, (pid, v) in enumerate(rows):
-        row = f"| `{_cell(pid)}` | {v.verdict} | `{v.reason}` | {_cell(v.detail)[:500]} |\n"
+        why = _cell(cause(ev, pid)).replace("`", "'")  # it goes inside a code span
+        detail = _cell(v.detail)[:500] + (f"<br>`{why}`" if why else "")
+        row = f"| `{_cell(pid)}` | {v.verdict} | `{v.reason}` | {detail} |\n"
         tail = (f"\n_{len(rows) - i} more row(s) cut to keep the summary under 1 MiB; "
                 "see verdicts.json and results.sarif._\n")
         if len((text + row + tail).encode()) > budget:
@@ -230,6 +247,8 @@ def terminal_table(ev: Evidence) -> str:
         for pid, v in ordered(ev):
             mark = "" if pid in ev.claimed else " (unclaimed)"
             lines.append(f"{pid.ljust(width)}  {v.verdict.ljust(12)}  {v.reason.ljust(22)}  {v.detail}{mark}")
+            if why := cause(ev, pid):
+                lines.append(f"{''.ljust(width)}  {'':12}  {'':22}  run: {why}")
         c = counts(ev)
         lines.append(f"{c['pass']} pass, {c['fail']} fail, {c['inconclusive']} inconclusive; {ev.why}")
     return "\n".join(lines) + "\n"

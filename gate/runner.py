@@ -188,7 +188,8 @@ def _synthetic(prop: Property, status: str, exc_type: str, message: str) -> dict
 def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress) -> dict[str, dict[str, Any]]:
     """Run ``props`` and return id → the plugin's raw result record.
 
-    A property missing from the answer produced no result (not collected: verdict V6).
+    A property missing from the answer produced no result (verdict V6); one whose record has
+    ``event`` ``uncollected`` matched no test in its oracle file (also V6, with that reason).
     Timeouts and crashes appear as records with status ``timeout`` / ``crash`` and a
     deterministic ``exc_type``/``message`` so that they too have a signature.
     """
@@ -228,8 +229,10 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
     log = open(ws.scratch / f"pytest-{attempt}.log", "wb")  # noqa: SIM115
     by_id = {p.id: p for p in props}
     proc = subprocess.Popen(
-        # pytest resolves path arguments from the cwd (the work tree); node ids stay rootdir-relative
-        _command(ws, spec_file, results_file, ini, sorted({str(ws.pack_dir / p.selector) for p in props})),
+        # Files, not node ids: pytest stops the whole session on a node id it cannot find, so the
+        # plugin selects the tests and reports a property whose node matched none. pytest
+        # resolves path arguments from the cwd (the work tree); node ids stay rootdir-relative.
+        _command(ws, spec_file, results_file, ini, sorted({str(ws.pack_dir / p.oracle) for p in props})),
         cwd=ws.tree_dir, env=subprocess_env(ws), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so a timeout kills the whole tree
         **_user_kwargs(ws),
@@ -249,7 +252,13 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                     pid = record["id"]
                     if pid not in by_id:
                         continue  # not a property of this process: nothing to attribute it to
-                    if record["event"] == "start":
+                    if record["event"] == "uncollected":
+                        # The catalog names a test the pack's file does not have (a node typo).
+                        if pid not in results:
+                            results[pid] = record
+                            got += 1
+                            progress(f"[{len(results)}/{total}] {pid}: no test collected for {by_id[pid].selector}")
+                    elif record["event"] == "start":
                         current, started_at = pid, time.monotonic()
                         progress(f"[{len(results) + 1}/{total}] {pid} …")
                     elif pid in results or pid != current:

@@ -97,6 +97,11 @@ def check(name: str, instance: Any, source: str, *, void: bool = False) -> None:
 
     error = best_match(errors)
     assert error is not None
+    # A misspelt key shows up as "required" plus "additional properties": name the unknown one.
+    for other in errors:
+        if other.validator == "additionalProperties" and list(other.absolute_path) == list(error.absolute_path):
+            error = other
+            break
     more = f" ({len(errors) - 1} more error(s) after this one)" if len(errors) > 1 else ""
     cls = VoidError if void else GateError
     raise cls(name.replace("_", " "), f"{source} {json_path(error)}", error.message + more,

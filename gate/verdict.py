@@ -150,7 +150,8 @@ def decide(
     if run.fixture_mutated:
         return _fail("fixture_mutated", "the property changed the fixtures but is declared mutates_fixture: false")
     if run.status in ("pass", "fail", "skipped") and run.seeded_kind and run.seed is None:
-        return _fail("unseeded", "a `kind: property` ran without a recorded Hypothesis seed")
+        return _fail("unseeded", "a `kind: property` ran without a recorded Hypothesis seed "
+                     "(a plain test is `kind: example` in the catalog)")
     # A failure with zero hits (say, an import error) is still a failure, so only a
     # pass or a skip can be vacuous.
     if run.status == "skipped" or (run.status == "pass" and run.hits == 0):

@@ -60,6 +60,7 @@ def test_evidence_chain(example_repo, tmp_path):
     assert tax["traceback"][-1]["path"] == "oracle/properties/test_tax_round.py"
     assert docs["base.sig.json"]["replays"][0]["signature"] == tax["signature"]
     assert docs["oracle_edited.json"]["buckets"]["other"] == ["README.md"]
+    assert len(git(example_repo, "worktree", "list").splitlines()) == 1  # base and candidate worktrees removed
     sarif_result = docs["results.sarif"]["runs"][0]["results"][0]
     assert sarif_result["ruleId"] == "frozen" and sarif_result["level"] == "warning"
     assert sarif_result["partialFingerprints"]["verdictGate/v1"] == tax["signature"].removeprefix("sha256:")
@@ -121,6 +122,7 @@ def test_symlink_in_repository_fixtures(example_repo, tmp_path):
     commit_all(example_repo, "a symlinked fixture")
     code, _, stderr = gate(example_repo, tmp_path / "o")
     assert code == 2 and "symbolic link" in stderr and "fixtures/link.json" in stderr
+    assert len(git(example_repo, "worktree", "list").splitlines()) == 1  # removed on the error path too
 
 
 def test_out_is_a_file_is_not_overwritten(example_repo, tmp_path):
@@ -145,8 +147,14 @@ def pack_edit(repo: Path, edit, *, manifest: bool = True) -> None:
     (lambda d: (d / "fixtures" / "orders.json").write_text("[]"), False, 3, "changed: fixtures/orders.json"),
     (lambda d: (d / "manifest.sha256").unlink(), False, 3, "manifest.sha256: is missing"),
     (lambda d: (d / "catalog.yaml").write_text((d / "catalog.yaml").read_text().replace(
-        "test_order_total.py", "test_gone.py")), True, 2, "not a file in the pack"),
-], ids=["malformed-catalog", "malformed-ledger", "manifest-mismatch", "missing-manifest", "catalog-names-no-file"])
+        "test_order_total.py", "test_gone.py")), True, 3, "not a file in the pack"),
+    (lambda d: (d / "catalog.yaml").write_text((d / "catalog.yaml").read_text().replace(
+        "    oracle: properties/test_tax_round.py", "    oracel: properties/test_tax_round.py")), True, 3,
+     "'oracel' was unexpected"),
+    (lambda d: (d / "catalog.yaml").write_text((d / "catalog.yaml").read_text().replace(
+        "pack_root: oracle", "pack_root: checks")), True, 2, "pack_root: 'checks'"),
+], ids=["malformed-catalog", "malformed-ledger", "manifest-mismatch", "missing-manifest", "catalog-names-no-file",
+        "misspelt-key", "pack-root-elsewhere"])
 def test_bad_pack(example_repo, tmp_path, edit, manifest, code, needle):
     pack_edit(example_repo, edit, manifest=manifest)
     got, _, stderr = gate(example_repo, tmp_path / "o")
@@ -176,3 +184,34 @@ def test_committed_example_ledger_comes_from_a_real_replay(example_base):
     assert built == committed
     first = git(example_base, "rev-list", "--max-parents=0", "HEAD")
     assert committed["freezes"][0]["base_revision"] == first
+
+
+def test_node_typo_names_the_property(example_repo, tmp_path):
+    def typo(d: Path) -> None:
+        (d / "catalog.yaml").write_text((d / "catalog.yaml").read_text().replace(
+            "node: test_order_total", "node: test_order_totl"))
+
+    pack_edit(example_repo, typo)
+    commit_all(example_repo, "candidate")
+    code, stdout, _ = gate(example_repo, tmp_path / "o")
+    docs = validate_evidence(tmp_path / "o")
+    verdicts = docs["verdicts.json"]
+    assert code == 1  # one property missing, the other still ran: blocked, not incomplete
+    assert verdicts["verdicts"]["prop.order_total"]["reason"] == "missing_run"
+    assert verdicts["verdicts"]["prop.tax_round"]["reason"] == "frozen"
+    assert any("properties/test_order_total.py::test_order_totl" in n for n in verdicts["notices"])
+
+
+def test_no_ledger_means_no_freezes(example_repo, tmp_path):
+    pack_edit(example_repo, lambda d: (d / "freeze_ledger.json").unlink())
+    commit_all(example_repo, "candidate")
+    code, stdout, _ = gate(example_repo, tmp_path / "o")
+    assert code == 1 and "no_freeze" in stdout
+
+
+def test_failure_cause_is_shown(example_repo, tmp_path):
+    commit_all(example_repo, "candidate")
+    code, stdout, _ = gate(example_repo, tmp_path / "o")
+    expected = 'run: AssertionError: tax_cents(2, 2500) = 0, expected 1 [counterexample {"amount": 2, "rate": 2500}]'
+    assert expected in stdout
+    assert "tax_cents(2, 2500)" in (tmp_path / "o" / "summary.md").read_text()

@@ -111,10 +111,10 @@ def test_a_stale_manifest_is_rewritten_and_reported(src, tmp_path):
     (lambda d: (d / "catalog.yaml").write_text("version: 1\nproperties: [}"), "not valid YAML"),
     (lambda d: (d / "catalog.yaml").write_text("version: 1\nproperties: []\nbogus: 1\n"), "bogus"),
     (lambda d: (d / "freeze_ledger.json").write_text('{"version": 1}'), "'freezes' is a required property"),
-    (lambda d: (d / "freeze_ledger.json").unlink(), "freeze_ledger.json: is missing"),
+    (lambda d: (d / "catalog.yaml").unlink(), "catalog.yaml: is missing"),
     (lambda d: (d / "properties" / "test_tax_round.py").unlink(), "not a file in"),
     (lambda d: (d / "fixtures" / "link.json").symlink_to("/etc/hostname"), "symbolic link"),
-], ids=["yaml", "schema", "ledger-schema", "ledger-missing", "oracle-file-missing", "symlink"])
+], ids=["yaml", "schema", "ledger-schema", "catalog-missing", "oracle-file-missing", "symlink"])
 def test_an_invalid_pack_is_refused_and_nothing_is_written(src, tmp_path, edit, needle):
     edit(src)
     out = tmp_path / "p.tar.gz"

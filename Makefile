@@ -34,7 +34,10 @@ demo: $(STAMP)
 	$(BIN)/verdict-gate demo
 
 # Gate this repository's last commit against its parent, with the oracle read from the parent.
+# As root the gate runs properties as `nobody`; this commit is our own code, so `auto` lets it
+# fall back to root where `nobody` cannot run the venv's interpreter (a Python under /root).
 self-gate: $(STAMP)
+	VERDICT_GATE_RUN_AS=$${VERDICT_GATE_RUN_AS:-auto} \
 	$(BIN)/verdict-gate run --repo . --base HEAD~1 --pack git:HEAD~1:oracle --out .self-gate
 
 bench: $(STAMP)

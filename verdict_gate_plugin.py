@@ -52,8 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
         import hypothesis.errors  # noqa: F401
     except ImportError:
         pass
-    for entry in reversed(spec["python_path"]):
-        sys.path.insert(0, entry)
+    # The candidate's directories go after the standard library, so a candidate module named
+    # like one (say `statistics.py`) cannot replace what the oracle computes its expectations with.
+    at = _after_stdlib(sys.path)
+    sys.path[at:at] = list(spec["python_path"])
     state: dict[str, Any] = {
         "spec": spec,
         "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115
@@ -74,6 +76,26 @@ def pytest_configure(config: pytest.Config) -> None:
         pass
 
 
+def _after_stdlib(path: list[str]) -> int:
+    """Index just after the last standard-library entry of ``path`` (``sys.path``)."""
+    import sysconfig
+
+    stdlib = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib")}
+    last = -1
+    for i, entry in enumerate(path):
+        real = os.path.realpath(entry or ".")
+        if real in stdlib or any(real.startswith(s + os.sep) for s in stdlib) or real.endswith(".zip"):
+            last = i
+    return last + 1
+
+
+MAX_TEXT = 16_384  # characters of a message or an example's repr kept: the evidence stays small
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters]"
+
+
 def _emit(state: dict[str, Any], record: dict[str, Any]) -> None:
     out = state["out"]
     out.write(json.dumps(record, sort_keys=True, default=repr) + "\n")
@@ -90,15 +112,33 @@ def _prop_for(nodeid: str, props: list[dict[str, Any]]) -> str | None:
 
 def _jsonable(value: Any) -> Any:
     """A JSON value for a drawn example: plain JSON as is, anything else by ``repr``."""
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else repr(value)  # JSON numbers beyond that lose digits
+    if isinstance(value, str):
+        return _cap(value)
     if isinstance(value, float):
         return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: _jsonable(v) for k, v in value.items()}
-    return repr(value)
+    return _cap(repr(value))
+
+
+def _rejecting_file(exc: BaseException) -> str | None:
+    """The file of the innermost frame outside Hypothesis that raised ``exc``."""
+    import hypothesis
+
+    own = os.path.dirname(hypothesis.__file__) + os.sep
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not filename.startswith(own):
+            found = filename
+        tb = tb.tb_next
+    return found
 
 
 def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) -> None:
@@ -123,6 +163,7 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
     current = getattr(func, "_hypothesis_internal_use_settings", None)
     func._hypothesis_internal_use_settings = settings(current, database=None, deadline=None)
     inner = handle.inner_test
+    pack_dir = str(item.config.rootpath) + os.sep
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         acc = holder["acc"]
@@ -130,7 +171,13 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
         acc["last_example"] = {k: _jsonable(v) for k, v in kwargs.items()}
         try:
             result = inner(*args, **kwargs)
-        except UnsatisfiedAssumption:
+        except UnsatisfiedAssumption as exc:
+            # assume()/reject() belong to the oracle. The same call from the candidate's code
+            # would discard exactly the examples that fail: that is a failure, not a skip.
+            origin = _rejecting_file(exc)
+            if origin is not None and not origin.startswith(pack_dir):
+                acc["hits"] += 1
+                raise AssertionError(f"hypothesis assume()/reject() called from outside the oracle: {origin}") from None
             raise
         except BaseException:
             acc["hits"] += 1
@@ -257,7 +304,7 @@ def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[
     return {
         "node": nodeid,
         "exc_type": f"{etype.__module__}.{etype.__qualname__}",
-        "message": str(cause),
+        "message": _cap(str(cause)),
         "counterexample": acc["last_example"] if has_example and acc else None,
         "traceback": _frames(excinfo, roots),
     }
@@ -310,4 +357,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                               "hypothesis": False, "trials": 0, "hits": 0, "items": 0, "duration_s": 0.0,
                               "fixture_mutated": False, **failure, "node": prop["selector"]})
                 break
+    # The closing record: a process that ends without it (os._exit, a crash after the last
+    # result) has its results discarded by the runner.
+    _emit(state, {"event": "end", "id": "", "results": len(state["finished"])})
     state["out"].close()

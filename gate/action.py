@@ -207,6 +207,29 @@ def prepare_history(repo: Path, choice: BaseChoice, fetch_history: bool, log: Te
     return base, why
 
 
+def oracle_commit(repo: Path, choice: BaseChoice, base: str, fetch_history: bool, log: TextIO) -> str:
+    """The commit the default pack (``git:COMMIT:oracle``) is read from: the base, or for a
+    push to a non-default branch the default branch's tip (see ``BaseChoice.oracle_ref``).
+
+    Raises:
+        GateError (exit 2): that branch is not in the clone and cannot be fetched.
+    """
+    from gate.errors import GateError
+
+    ref, fetch = choice.oracle_ref
+    if not ref:
+        return base
+    commit = _commit(repo, ref)
+    if not commit and fetch_history and _fetch(repo, log, "origin", fetch):
+        commit = _commit(repo, ref)
+    if not commit:
+        raise GateError("oracle pack", ref, "is not in the clone: the oracle of a push to a feature branch is "
+                        "read from the default branch", "with actions/checkout set `fetch-depth: 0`, or set "
+                        "the `oracle-pack` input (e.g. git:origin/main:oracle)")
+    print(f"verdict-gate: oracle read from {ref} ({commit[:12]}), not from the pushed branch", file=log)
+    return commit
+
+
 def git_environment(settings: Settings, environ: Mapping[str, str], log: TextIO) -> dict[str, str]:
     """The environment for the gate: ``environ`` plus ``GITHUB_TOKEN`` from the input, no git
     prompts, and git configuration for this process only: ``safe.directory`` for the workspace
@@ -411,7 +434,8 @@ def execute(settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> i
         with scoped_environ(env):
             base, why = prepare_history(settings.repo, choice, settings.fetch_history, stdout, warnings)
             print(f"verdict-gate: base {base[:12]} — {why}", file=stdout)
-            pack = pack_source(settings.oracle_pack, settings.workspace) or f"git:{base}:oracle"
+            pack = pack_source(settings.oracle_pack, settings.workspace) or \
+                f"git:{oracle_commit(settings.repo, choice, base, settings.fetch_history, stdout)}:oracle"
             cli_argv = ["run", "--repo", str(settings.repo), "--base", base, "--pack", pack, "--out", str(out_dir),
                         "--sarif-category", settings.sarif_category]
             for flag, value in (("--pack-sha256", settings.oracle_pack_sha256),

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -105,6 +106,9 @@ def parse_yaml(text: str, source: str, *, void: bool = False) -> Any:
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         raise error("catalog", where, f"is not valid YAML ({getattr(exc, 'problem', None) or exc})",
                     "fix the YAML syntax at that line") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an unquoted impossible date: 2026-02-30
+        raise error("catalog", source, f"cannot be read as YAML ({exc})",
+                    "quote dates and odd scalars as strings, e.g. '2026-02-28'") from None
 
 
 def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
@@ -150,6 +154,14 @@ def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
     if unknown:
         raise error("catalog", f"{source} $.claimed", f"claims ids that no property defines: {unknown}",
                     "add those properties to $.properties or remove them from $.claimed")
+    for j, entry in enumerate(data.get("python_path", [])):
+        _safe_relative(entry, f"$.python_path[{j}]", source, error)
+    for j, rule in enumerate(data.get("normalizers", [])):
+        try:
+            re.compile(rule["pattern"].encode())
+        except re.error as exc:
+            raise error("catalog", f"{source} $.normalizers[{j}].pattern", f"is not a regular expression ({exc})",
+                        "fix the pattern (Python `re` syntax)") from None
     paths = default_paths(pack_root) | data.get("paths", {})
     for bucket, globs in paths.items():
         for j, glob in enumerate(globs):

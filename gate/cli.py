@@ -46,6 +46,9 @@ def check_out_dir(out_dir: Path) -> None:
     evidence file goes (nothing the user has is overwritten). Raises GateError (exit 2)."""
     from gate.report import FILES
 
+    if out_dir.is_symlink():
+        raise GateError("--out", str(out_dir), "is a symbolic link; evidence is never written through one",
+                        "pass a real directory path for evidence")
     if out_dir.exists() and not out_dir.is_dir():
         raise GateError("--out", str(out_dir), "exists and is not a directory", "pass a directory path for evidence")
     for name in FILES:
@@ -216,7 +219,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
         return 0
     if not path.is_file():
         raise GateError("manifest", str(path), "does not exist", f"create it: verdict-gate manifest write {pack_dir}")
-    expected = parse_json(path.read_text(encoding="utf-8"), "manifest", str(path))
+    expected = parse_json(_read_file(path, "manifest", f"recreate it: verdict-gate manifest write {pack_dir}"),
+                          "manifest", str(path))
     validate.check("manifest", expected, str(path))
     diff = compare_manifest(expected, actual)
     if diff.ok:
@@ -352,9 +356,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: worktrees, temp dirs and the property
+    process group are cleaned up by the same ``finally`` blocks."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command. Returns the exit code (never raises)."""
     parser = build_parser()
+    _terminate_as_interrupt()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
@@ -367,6 +386,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("verdict-gate: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # the file system said no: a path or permission problem, not a bug
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"verdict-gate: error: {exc.strerror or exc}{where}\n  fix: check that path and its permissions",
+              file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # fail closed: an internal error never exits 0 and never emits pass
         import traceback
 

@@ -295,12 +295,16 @@ class BaseChoice:
         pr_head: for pull request events, the pull request's head commit: when HEAD is the
             test merge commit (``refs/pull/N/merge``: parents base, head) its first parent is the
             exact base it was built on, even if the base branch moved since the event.
+        oracle_ref: ``(ref, what to fetch)`` to read the default pack from when the base is not
+            protected: a push to a branch other than the default reads the default branch's
+            oracle (its ``before`` is the pusher's own earlier commit). ``("", "")``: the base.
     """
 
     refs: tuple[str, ...]
     why: str
     fetch: tuple[str, ...]
     pr_head: str = ""
+    oracle_ref: tuple[str, str] = ("", "")
 
 
 def read_event(environ: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
@@ -385,16 +389,21 @@ def choose_base(event_name: str, payload: Mapping[str, Any], base_input: str) ->
                             "run the gate only on pushes that create or update a branch "
                             "(e.g. `if: ${{ !github.event.deleted }}`)")
         before = _dig(payload, "before")
-        if _sha(before) and before != ZERO_SHA:
-            return BaseChoice((before,), f"push: the branch's previous tip (before) {before[:12]}", (before,))
-        if before != ZERO_SHA:
-            raise GateError("event payload", f"{where}: before", "is missing", "set the action's `base` input")
         default = _dig(payload, "repository", "default_branch")
         pushed = _dig(payload, "ref").removeprefix("refs/heads/")
+        # The pusher wrote `before` too (an earlier push to this branch): its oracle is not
+        # protected. Unless this is the default branch, read the oracle from the default branch.
+        oracle = (f"origin/{default}", f"refs/heads/{default}:refs/remotes/origin/{default}") \
+            if default and pushed != default else ("", "")
+        if _sha(before) and before != ZERO_SHA:
+            return BaseChoice((before,), f"push: the branch's previous tip (before) {before[:12]}", (before,),
+                              oracle_ref=oracle)
+        if before != ZERO_SHA:
+            raise GateError("event payload", f"{where}: before", "is missing", "set the action's `base` input")
         if default and pushed != default:
             return BaseChoice((f"origin/{default}", "HEAD^"),
                               f"push: new branch {pushed} (before is all zeros): compared with the default "
-                              f"branch origin/{default}", (f"refs/heads/{default}", ""))
+                              f"branch origin/{default}", (f"refs/heads/{default}", ""), oracle_ref=oracle)
         return BaseChoice(("HEAD^",), f"push: new branch {pushed or '(unknown)'} (before is all zeros) and it is "
                                       "the default branch: compared with the parent commit HEAD^", ("",))
     if event_name == "workflow_dispatch":

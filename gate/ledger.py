@@ -30,12 +30,22 @@ class Ledger:
 
 def parse_json(text: str, what: str, source: str, *, void: bool = False) -> Any:
     """``json.loads`` whose syntax error names the file, line and column."""
+    error = VoidError if void else GateError
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:  # json keeps the last silently: a reviewer may have read the first
+            raise error(what, source, f"repeats the key(s) {dupes} in one object", "keep one of each key")
+        return dict(pairs)
+
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
-        error = VoidError if void else GateError
         raise error(what, f"{source}:{exc.lineno}:{exc.colno}", f"is not valid JSON ({exc.msg})",
                     "fix the JSON syntax at that line") from None
+    except RecursionError:
+        raise error(what, source, "nests too deeply to read", "this is not a verdict-gate file") from None
 
 
 def _date(value: str, where: str, error: type[GateError]) -> dt.date:

@@ -69,6 +69,13 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def printable(text: str) -> str:
+    """``text`` with control and other unprintable characters as ``\\xNN`` escapes: a file name
+    from the candidate must not move the cursor or start a fake line in a log."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                   for c in text)
+
+
 def check_pack_root(source: str, repo: Path, pack_root: str) -> None:
     """A pack read from this repository must sit at the catalog's ``pack_root``: the diff buckets
     that void a patch editing the ledger or a property are built from ``pack_root``, so a pack
@@ -88,6 +95,11 @@ def check_pack_root(source: str, repo: Path, pack_root: str) -> None:
             where = path.resolve().relative_to(repo.resolve()).as_posix()
         except ValueError:
             return  # a directory outside the repository
+        tracked = git.git(repo, "ls-files", "-z", "--", where or ".", check=False).stdout
+        if tracked:
+            raise GateError("oracle pack", source, "is a directory of the candidate's own tree: the patch under "
+                            "test could have written it", f"read it from a protected revision instead: "
+                            f"--pack git:origin/main:{where or '.'} (or your base branch)")
     if where != pack_root:
         raise GateError("oracle pack", source, f"is read from {where or '.'!r}, but its catalog says "
                         f"pack_root: {pack_root!r}, so edits to {where or '.'!r} would not be caught in the diff",
@@ -293,6 +305,11 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             return ev
         catalog = p.catalog
         check_pack_root(pack_source, repo, catalog.pack_root)
+        if pack_source.startswith("git:"):
+            rev = pack_source[4:].partition(":")[0]
+            if git.resolve(repo, rev, "pack revision") == head:
+                ev.notices.append(f"the pack is read from {rev}, the candidate itself: that is not a protected "
+                                  "source (use the base branch, e.g. git:origin/main:oracle)")
         ev.pack = {**p.origin, "files": len(p.manifest), "pack_root": catalog.pack_root}
         ev.policy = policy or catalog.policy
         ev.freeze_base = catalog.freeze_base
@@ -301,7 +318,14 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
 
         with git.worktree(repo, head, scratch) as cand:
             progress("fixture digest")
-            _, ev.fixture = fixture_digest(p, cand, head)
+            try:
+                _, ev.fixture = fixture_digest(p, cand, head)
+            except GateError as exc:
+                # The candidate's own tree cannot be digested (a link or special file among its
+                # fixtures): it cannot be scored, whatever else the patch does.
+                where = exc.where.replace(str(cand) + "/", "").replace(str(cand), ".")
+                ev.void_reason = f"the candidate's fixtures cannot be digested: {where} {exc.problem}"
+                return ev
             progress(f"splitting the diff {ev.base_revision[:12]}...{head[:12]}")
             raw_diff = git.diff_name_status(repo, ev.base_revision, head)
             try:
@@ -320,7 +344,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             }
             if parts.void:
                 more = len(parts.control_edits) - 10
-                ev.void_reason = ("the diff edits control files of the oracle: " + ", ".join(parts.control_edits[:10])
+                ev.void_reason = ("the diff edits control files of the oracle: "
+                                  + ", ".join(printable(path) for path in parts.control_edits[:10])
                                   + (f" and {more} more" if more > 0 else ""))
                 return ev
 

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from gate import __version__
-from gate.pipeline import Evidence
+from gate.pipeline import Evidence, printable
 from gate.verdict import REASON_ROWS, Verdict
 
 SUMMARY_BUDGET = 900 * 1024  # bytes: 1 MiB cap minus a margin (a summary just under the cap can vanish)
@@ -75,7 +75,7 @@ def cause(ev: Evidence, prop_id: str, limit: int = 300) -> str:
         return ""
     exc = str(entry["exc_type"]).removeprefix("builtins.")
     message = (entry.get("message") or "").strip().splitlines()
-    text = f"{exc}: {message[0]}" if message else exc
+    text = printable(f"{exc}: {message[0]}" if message else exc)
     if entry.get("counterexample") is not None:
         text += f" [counterexample {json.dumps(entry['counterexample'], sort_keys=True)}]"
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -28,8 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from gate.catalog import Property
+from gate.errors import GateError
 
 POLL_S = 0.05
+END_GRACE_S = 10.0  # seconds a process may take to exit after its closing record
+MAX_LINE = 4 * 1024 * 1024  # characters: one results record may not be longer
+RESULT_STATUSES = ("pass", "fail", "skipped")
 TIMEOUT_EXC = "verdict_gate.Timeout"
 CRASH_EXC = "verdict_gate.Crash"
 ENV_PINS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
@@ -61,7 +65,8 @@ class Workspace:
     run_as: tuple[int, int] | None = None
 
 
-_SANDBOX: dict[str, tuple[int, int] | None] = {}
+_SANDBOX: dict[str, tuple[int, int] | str] = {}  # user name → (uid, gid), or why it cannot be used
+_WARNED: set[str] = set()
 
 
 def sandbox_user() -> tuple[int, int] | None:
@@ -70,35 +75,57 @@ def sandbox_user() -> tuple[int, int] | None:
     As root (a Docker container action runs as root), candidate code in the property process
     could otherwise read the gate's environment through ``/proc`` (the GitHub token), write
     the runner's files and ignore the fixtures' read-only modes. So the process drops to the
-    user named by ``$VERDICT_GATE_RUN_AS`` (default ``nobody``; ``root`` keeps root). A probe
-    (``python -c "import pytest"`` as that user) checks the interpreter is usable by it; if
-    not, the gate keeps root and says so on stderr rather than failing every property.
+    user named by ``$VERDICT_GATE_RUN_AS`` (default ``nobody``). A probe (``python -c "import
+    pytest"`` as that user) checks the interpreter is usable by it. ``root`` runs candidate
+    code as root on purpose; ``auto`` tries ``nobody`` and falls back to root with a warning
+    (for trusted code: the demo, the self-gate).
+
+    Raises:
+        GateError: as root, when that user does not exist or cannot run the interpreter.
     """
     if os.geteuid() != 0:
         return None
     name = os.environ.get("VERDICT_GATE_RUN_AS", "nobody")
-    if name in _SANDBOX:
-        return _SANDBOX[name]
-    import pwd
+    if name == "root":
+        return None
+    if name == "auto":
+        try:
+            return _probe("nobody")
+        except GateError as exc:
+            if "auto" not in _WARNED:
+                _WARNED.add("auto")
+                print(f"verdict-gate: warning: {exc.problem} as 'nobody': properties run as root "
+                      "(VERDICT_GATE_RUN_AS=auto)", file=sys.stderr)
+            return None
+    return _probe(name)
 
-    result: tuple[int, int] | None = None
-    if name != "root":
+
+def _probe(name: str) -> tuple[int, int]:
+    """``(uid, gid)`` of ``name`` once it has run the interpreter; the answer is kept per process."""
+    if name not in _SANDBOX:
+        import pwd
+
+        entry = None
         try:
             entry = pwd.getpwnam(name)
             probe = subprocess.run([sys.executable, "-P", "-s", "-c", "import pytest, hypothesis"],
                                    user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd="/",
                                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                                    capture_output=True, timeout=60)
-            if probe.returncode == 0:
-                result = (entry.pw_uid, entry.pw_gid)
-            else:
-                print(f"verdict-gate: warning: {sys.executable} is not usable as {name!r}; properties run as root",
-                      file=sys.stderr)
-        except (KeyError, OSError, subprocess.SubprocessError) as exc:
-            print(f"verdict-gate: warning: cannot run properties as {name!r} ({exc}); they run as root",
-                  file=sys.stderr)
-    _SANDBOX[name] = result
-    return result
+            problem = "" if probe.returncode == 0 else (probe.stderr.decode(errors="replace").strip().splitlines()
+                                                         or [f"exit {probe.returncode}"])[-1]
+        except KeyError:
+            problem = "no such user"
+        except (OSError, subprocess.SubprocessError) as exc:
+            problem = str(exc)
+        _SANDBOX[name] = problem or (entry.pw_uid, entry.pw_gid)  # type: ignore[union-attr]
+    found = _SANDBOX[name]
+    if isinstance(found, str):
+        raise GateError("property sandbox", f"user {name!r}", f"cannot run {sys.executable} ({found})",
+                        "install verdict-gate where that user can read it (the Docker image does), name "
+                        "another user in VERDICT_GATE_RUN_AS, or set VERDICT_GATE_RUN_AS=root to run "
+                        "the candidate's code as root on purpose")
+    return found
 
 
 def _share_with(ws: Workspace, uid: int, gid: int) -> None:
@@ -123,21 +150,42 @@ def bytecode_cache(scratch: Path, run_as: tuple[int, int] | None = None) -> Path
     ``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus
     ``pycache``, kept across runs: with a prefix Python ignores the ``__pycache__`` beside
     installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
-    time (about 1 s here). Falls back to ``scratch`` when that directory cannot be created.
+    time (about 1 s here).
+
+    For a sandboxed run (``run_as``) the cache is ``pycache-trusted``: owned by root, filled
+    by root importing only the installed test stack (no candidate code), and read-only to the
+    property processes — so candidate code cannot plant bytecode that a later run would load.
+    Without a sandbox the candidate runs as the gate's own user, who can change the gate's
+    installation anyway. Falls back to ``scratch`` when the directory cannot be created.
     """
-    root = os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate")
-    # A dropped user gets a cache of its own: it cannot write root's, and root never
-    # imports bytecode a property process could have written.
-    path = Path(root) / (f"pycache-{run_as[0]}" if run_as else "pycache")
+    root = Path(os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate"))
+    path = root / ("pycache-trusted" if run_as else "pycache")
     try:
         path.mkdir(parents=True, exist_ok=True)
         if run_as:
-            os.chown(path, *run_as)
-            os.chmod(Path(root), os.stat(root).st_mode | 0o055)
+            for directory in (root, path):
+                os.chown(directory, 0, 0)
+                os.chmod(directory, 0o755)
+            _warm(path)
     except OSError:
         return scratch.parent / "pycache"
     return path
+
+
+_WARMED: set[Path] = set()
+
+
+def _warm(cache: Path) -> None:
+    """Compile the installed test stack into ``cache`` as root, once per gate process."""
+    if cache in _WARMED:
+        return
+    subprocess.run([sys.executable, "-P", "-s", "-c",
+                    "import pytest, _pytest.python, _pytest.assertion.rewrite, hypothesis, hypothesis.strategies, "
+                    "verdict_gate_plugin"],
+                   cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPYCACHEPREFIX": str(cache)},
+                   capture_output=True, timeout=120, check=False)
+    _WARMED.add(cache)
 
 
 def subprocess_env(ws: Workspace) -> dict[str, str]:
@@ -237,65 +285,144 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         start_new_session=True,  # its own process group, so a timeout kills the whole tree
         **_user_kwargs(ws),
     )
-    got = 0
-    current: str | None = None
-    started_at = 0.0
-    buffer = ""
+    watch = _Watch(by_id, results, total, progress)
     try:
-        with open(results_file, encoding="utf-8") as feed:
+        with open(results_file, encoding="utf-8", errors="replace") as feed:
             while True:
                 exited = proc.poll() is not None
-                buffer += feed.read()
-                *lines, buffer = buffer.split("\n")
-                for line in lines:
-                    record = json.loads(line)
-                    pid = record["id"]
-                    if pid not in by_id:
-                        continue  # not a property of this process: nothing to attribute it to
-                    if record["event"] == "uncollected":
-                        # The catalog names a test the pack's file does not have (a node typo).
-                        if pid not in results:
-                            results[pid] = record
-                            got += 1
-                            progress(f"[{len(results)}/{total}] {pid}: no test collected for {by_id[pid].selector}")
-                    elif record["event"] == "start":
-                        current, started_at = pid, time.monotonic()
-                        progress(f"[{len(results) + 1}/{total}] {pid} …")
-                    elif pid in results or pid != current:
-                        # A second result, or one for a property that is not running: something
-                        # in the process wrote to the results file. Trust none of it.
-                        results[pid] = _synthetic(by_id[pid], "crash", CRASH_EXC,
-                                                  "the results stream was tampered with (unexpected record)")
-                        current = None
-                    elif pid in by_id:
-                        results[pid] = record
-                        got += 1
-                        current = None
-                        progress(f"[{len(results)}/{total}] {pid}: {record['status']}"
-                                 + (f" ({record['duration_s']:.2f} s)" if record.get("duration_s") else ""))
-                if current is not None and time.monotonic() - started_at > by_id[current].timeout:
+                watch.feed(feed.read())
+                if watch.tampered:
                     _kill(proc)
-                    prop = by_id[current]
-                    results[current] = _synthetic(prop, "timeout", TIMEOUT_EXC, f"timed out after {prop.timeout:g} s")
-                    progress(f"[{len(results)}/{total}] {current}: timeout after {prop.timeout:g} s")
-                    return got + 1
+                    break
+                overdue = watch.overdue()
+                if overdue:
+                    _kill(proc)
+                    watch.kill_reason = overdue
+                    break
                 if exited:
                     break
                 time.sleep(POLL_S)
-        if got == 0 and current is None:
-            tail = (ws.scratch / f"pytest-{attempt}.log").read_text(errors="replace").strip().splitlines()[-5:]
-            progress("pytest produced no result (exit code {}): {}".format(proc.returncode, " | ".join(tail)))
-        if current is not None:
-            prop = by_id[current]
-            results[current] = _synthetic(prop, "crash", CRASH_EXC,
-                                          f"the pytest process ended ({_signal_name(proc.returncode)}) mid-property")
-            progress(f"[{len(results)}/{total}] {current}: crash ({_signal_name(proc.returncode)})")
-            got += 1
-        return got
+        watch.finish(proc.returncode, ws.scratch / f"pytest-{attempt}.log")
+        return watch.got
     finally:
         if proc.poll() is None:
             _kill(proc)
         log.close()
+
+
+class _Watch:
+    """Reads one pytest process's results stream and enforces its time limits.
+
+    Trust rules (candidate code runs inside that process, so its stream is checked, not
+    believed): a record must be one JSON object per line with an ``event`` and a known ``id``;
+    a ``result`` must follow that property's ``start``; every property gets one result; the
+    stream must end with the plugin's ``end`` record. Any breach marks every property of the
+    process ``crash`` (tampered). A property over its ``timeout`` is killed (``timeout``); time
+    outside any property (collection, teardown) is limited to the largest timeout.
+    """
+
+    def __init__(self, by_id: dict[str, Property], results: dict[str, dict[str, Any]], total: int,
+                 progress: Progress) -> None:
+        self.by_id, self.results, self.total, self.progress = by_id, results, total, progress
+        self.mine: dict[str, dict[str, Any]] = {}
+        self.buffer = ""
+        self.current: str | None = None
+        self.last_event = time.monotonic()
+        self.started_at = 0.0
+        self.ended = False
+        self.tampered = ""
+        self.kill_reason = ""
+        self.got = 0
+        self.outside_limit = max(p.timeout for p in by_id.values())
+
+    def feed(self, text: str) -> None:
+        self.buffer += text
+        *lines, self.buffer = self.buffer.split("\n")
+        if len(self.buffer) > MAX_LINE:
+            self.tampered = "a record longer than the limit"
+        for line in lines:
+            if self.tampered:
+                return
+            self._record(line)
+
+    def _record(self, line: str) -> None:
+        try:
+            record = json.loads(line)
+            event, pid = record["event"], record["id"]
+        except (ValueError, TypeError, KeyError):
+            self.tampered = "a malformed record"
+            return
+        self.last_event = time.monotonic()
+        if self.ended:
+            self.tampered = "a record after the closing record"
+        elif event == "end":
+            self.ended = True
+        elif pid not in self.by_id:
+            self.tampered = f"a record for an unknown property {str(pid)[:60]!r}"
+        elif pid in self.mine or pid in self.results:
+            self.tampered = f"a second record for {pid}"
+        elif event == "uncollected" and self.current is None:
+            # The catalog names a test the pack's file does not have (a node typo).
+            self.mine[pid] = record
+            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {pid}: "
+                          f"no test collected for {self.by_id[pid].selector}")
+        elif event == "start" and self.current is None:
+            self.current, self.started_at = pid, time.monotonic()
+            self.progress(f"[{len(self.results) + len(self.mine) + 1}/{self.total}] {pid} …")
+        elif event == "result" and pid == self.current and record.get("status") in RESULT_STATUSES:
+            self.mine[pid] = record
+            self.current = None
+            duration = record.get("duration_s")
+            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {pid}: {record['status']}"
+                          + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) and duration else ""))
+        else:
+            self.tampered = f"an out-of-order {str(event)[:20]!r} record for {pid}"
+
+    def overdue(self) -> str:
+        now = time.monotonic()
+        if self.current is not None and now - self.started_at > self.by_id[self.current].timeout:
+            return "timeout"
+        if self.ended and now - self.last_event > END_GRACE_S:
+            return "lingering"  # every result is in; it hangs on the way out (atexit, a thread)
+        if self.current is None and now - self.last_event > self.outside_limit:
+            return "hung"
+        return ""
+
+    def finish(self, returncode: int | None, log_path: Path) -> None:
+        code = _signal_name(returncode if returncode is not None else -9)
+        if self.tampered:
+            for prop in self.by_id.values():
+                if prop.id not in self.results:
+                    self.results[prop.id] = _synthetic(prop, "crash", CRASH_EXC,
+                                                       f"the results stream was tampered with ({self.tampered})")
+            self.progress(f"the property process wrote {self.tampered}: its properties are recorded crashed")
+            self.got = len(self.by_id)
+            return
+        if self.kill_reason == "timeout" and self.current is not None:
+            prop = self.by_id[self.current]
+            self.mine[prop.id] = _synthetic(prop, "timeout", TIMEOUT_EXC, f"timed out after {prop.timeout:g} s")
+            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {prop.id}: "
+                          f"timeout after {prop.timeout:g} s")
+        elif self.current is not None:
+            prop = self.by_id[self.current]
+            self.mine[prop.id] = _synthetic(prop, "crash", CRASH_EXC,
+                                            f"the pytest process ended ({code}) mid-property")
+            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {prop.id}: crash ({code})")
+        elif not self.ended:
+            # Killed outside any property, or gone without the plugin's closing record
+            # (os._exit, a crash after the last result): nothing it reported is trusted, and
+            # what it never started is not retried.
+            why = (f"the pytest process spent over {self.outside_limit:g} s outside any property"
+                   if self.kill_reason == "hung" else f"the pytest process ended ({code}) without its closing record")
+            for prop in self.by_id.values():
+                if prop.id not in self.results:
+                    self.mine[prop.id] = _synthetic(prop, "crash", CRASH_EXC, why)
+            self.progress(why)
+        if not self.mine:
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+            self.progress(f"pytest produced no result ({code}): {' | '.join(tail)}")
+        self.results.update(self.mine)
+        self.got = len(self.mine)
 
 
 def _user_kwargs(ws: Workspace) -> dict[str, Any]:

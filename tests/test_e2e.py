@@ -120,9 +120,25 @@ def test_shallow_clone_names_fetch_depth(example_repo, tmp_path):
 def test_symlink_in_repository_fixtures(example_repo, tmp_path):
     (example_repo / "fixtures" / "link.json").symlink_to("/etc/hostname")
     commit_all(example_repo, "a symlinked fixture")
-    code, _, stderr = gate(example_repo, tmp_path / "o")
-    assert code == 2 and "symbolic link" in stderr and "fixtures/link.json" in stderr
+    code, stdout, _ = gate(example_repo, tmp_path / "o")
+    void_reason = validate_evidence(tmp_path / "o")["verdicts.json"]["void_reason"]
+    assert code == 3 and "symbolic link" in void_reason and void_reason.startswith(
+        "the candidate's fixtures cannot be digested: fixtures/link.json")
+    assert "/tmp" not in void_reason
     assert len(git(example_repo, "worktree", "list").splitlines()) == 1  # removed on the error path too
+
+
+def test_a_pack_directory_inside_the_candidate_tree_is_refused(example_repo, tmp_path):
+    proc = cli("run", "--repo", str(example_repo), "--base", "main", "--pack", str(example_repo / "oracle"),
+               "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "candidate's own tree" in proc.stderr and "git:origin/main:oracle" in proc.stderr
+
+
+def test_out_through_a_symlink_is_refused(example_repo, tmp_path):
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "evidence").symlink_to(tmp_path / "victim")
+    code, _, stderr = gate(example_repo, tmp_path / "evidence")
+    assert code == 2 and "symbolic link" in stderr and not list((tmp_path / "victim").iterdir())
 
 
 def test_out_is_a_file_is_not_overwritten(example_repo, tmp_path):

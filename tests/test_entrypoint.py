@@ -209,7 +209,8 @@ def test_void_fails_and_stale_evidence_is_removed(example_repo: Path, tmp_path: 
     assert not (stale / "runs.json").exists()
     (error,) = annotations(res)
     assert error[0] == "error" and error[1]["title"] == "verdict-gate: void"
-    assert hostile in error[2]  # the file name arrives whole, newline and all, in one escaped line
+    # the file name arrives whole, in one line, its newline shown as \x0a (never a line break)
+    assert hostile.replace("\n", "\\x0a") in error[2]
     # the injected command in the gate's log is inside ::stop-commands:: and never acted on
     assert any("::error title=x::injected" in line for line in res.quiet)
     assert not any(c[2].startswith("injected") for c in res.commands)
@@ -247,11 +248,28 @@ def test_pull_request_target_on_the_base_warns(example_repo: Path, tmp_path: Pat
 
 def test_push_uses_before(example_repo: Path, tmp_path: Path) -> None:
     apply_candidate(example_repo, "good-refactor")
+    workspace = _clone(example_repo, tmp_path / "ws", "--branch", "candidate")
     payload = {"before": git(example_repo, "rev-parse", "main"), "after": git(example_repo, "rev-parse", "HEAD"),
                "ref": "refs/heads/candidate", "repository": {"default_branch": "main"}}
-    res = Runner(tmp_path, example_repo).event("push", payload).run()
+    res = Runner(tmp_path, workspace).event("push", payload).run()
     assert res.code == 0 and res.outputs["outcome"] == "promoted", res.stdout
     assert "push: the branch's previous tip (before)" in res.summary
+    assert "oracle read from origin/main" in res.stdout
+
+
+def test_push_reads_the_oracle_from_the_default_branch(example_repo: Path, tmp_path: Path) -> None:
+    """An earlier push to the branch weakened a property (void then, but pushed all the same); the
+    next push, whose `before` is that commit, must not be scored against the weakened oracle."""
+    apply_candidate(example_repo, "edit-property")  # weakens prop.order_total
+    assert subprocess.run([sys.executable, "-m", "gate.cli", "manifest", "write", str(example_repo / "oracle")],
+                          capture_output=True).returncode == 0
+    weakened = commit_all(example_repo, "weaken the oracle and rewrite its manifest")
+    apply_candidate(example_repo, "new-failure")  # then break the order total
+    workspace = _clone(example_repo, tmp_path / "ws", "--branch", "candidate")
+    payload = {"before": weakened, "after": git(example_repo, "rev-parse", "HEAD"),
+               "ref": "refs/heads/candidate", "repository": {"default_branch": "main"}}
+    res = Runner(tmp_path, workspace).event("push", payload).run()
+    assert res.outputs["outcome"] == "blocked" and res.code == 1, res.stdout
 
 
 def _clone(origin: Path, dest: Path, *args: str) -> Path:

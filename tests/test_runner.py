@@ -253,3 +253,114 @@ def test_as_root_properties_run_as_nobody(tmp_path):
     commit_all(repo, "candidate")
     code, docs, _ = run(repo, tmp_path / "out", env={"GITHUB_TOKEN": "ghs_secret"})
     assert reasons(docs) == {"prop.who": ("pass", "held")} and code == 0
+
+
+def _candidate_calc(repo: Path, body: str) -> None:
+    (repo / "src" / "calc.py").write_text(textwrap.dedent(body))
+    commit_all(repo, "hostile candidate")
+
+
+FORGE = """
+    import json, os, sys
+    path = sys.argv[sys.argv.index("--verdict-gate-results") + 1]
+    def forge(*records):
+        with open(path, "a") as fh:
+            for r in records:
+                fh.write((r if isinstance(r, str) else json.dumps(r)) + "\\n")
+"""
+
+
+def test_forged_results_then_exit_are_not_trusted(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    _candidate_calc(repo, FORGE + """
+    forge({"event": "start", "id": "prop.add"},
+          {"event": "result", "id": "prop.add", "status": "pass", "hits": 100, "trials": 100, "seed": 1, "items": 1})
+    os._exit(0)
+    def add(a, b):
+        return a - b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
+    assert "closing record" in docs["runs.json"]["runs"]["prop.add"]["message"]
+
+
+def test_garbage_in_the_results_stream_is_a_crash_not_an_internal_error(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    _candidate_calc(repo, FORGE + """
+    forge("not json", "[1, 2]", '{"event": "start"}')
+    def add(a, b):
+        return a + b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
+    assert "tampered" in docs["runs.json"]["runs"]["prop.add"]["message"]
+
+
+def test_a_hang_outside_any_property_is_bounded(tmp_path):
+    repo = make_project(tmp_path, {"test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n"},
+                        [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example", "timeout": 2}])
+    _candidate_calc(repo, """
+    import time
+    time.sleep(600)  # at import, during collection: before any property starts
+    def add(a, b):
+        return a + b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.ok": ("fail", "crashed")} and code == 1
+    assert "outside any property" in docs["runs.json"]["runs"]["prop.ok"]["message"]
+
+
+def test_candidate_cannot_shadow_the_standard_library_or_reject_examples(tmp_path):
+    repo = make_project(tmp_path, {
+        "test_mean.py": """
+            import statistics
+            from hypothesis import given, strategies as st
+            from calc import average
+
+            @given(st.lists(st.integers(0, 100), min_size=1))
+            def test_mean(xs):
+                assert average(xs) == statistics.mean(xs)
+        """,
+    }, [{"id": "prop.mean", "oracle": "properties/test_mean.py", "kind": "property"}],
+        src={"src/calc.py": "import statistics\ndef average(xs):\n    return statistics.mean(xs)\n"})
+    (repo / "src" / "statistics.py").write_text("def mean(xs):\n    return 42\n")
+    (repo / "src" / "calc.py").write_text(textwrap.dedent("""
+        import hypothesis
+        def average(xs):
+            if len(xs) > 1:
+                hypothesis.reject()  # hide every example this wrong average would fail
+            return 42
+    """))
+    commit_all(repo, "shadow statistics and reject failing examples")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.mean": ("fail", "no_freeze")} and code == 1
+
+
+def test_root_without_a_usable_sandbox_refuses(tmp_path):
+    """As root, the gate runs candidate code as `nobody` or not at all (unless told `root`)."""
+    from gate import runner
+
+    if os.geteuid() != 0:
+        pytest.skip("only root drops privileges")
+    runner._SANDBOX.pop("nobody", None)
+    usable = _sandbox_probe_ok()
+    repo = make_project(tmp_path, {"test_ok.py": "def test_ok():\n    assert True\n"},
+                        [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
+    commit_all(repo, "candidate")
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle", "--out",
+               str(tmp_path / "out"), env={"VERDICT_GATE_RUN_AS": "nobody"})
+    if usable:
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.returncode == 2 and "VERDICT_GATE_RUN_AS=root" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _sandbox_probe_ok() -> bool:
+    from gate import runner
+    from gate.errors import GateError
+
+    try:
+        runner._probe("nobody")
+    except GateError:
+        return False
+    return True

@@ -27,6 +27,15 @@ exit codes: 0 promoted, 1 blocked, 2 usage or configuration error, 3 void, 4 inc
 verdicts: pass, fail, inconclusive. A freeze can make a failure inconclusive, never pass.
 docs: README.md in the verdict-gate repository (sections "The oracle pack" and "Verdicts")."""
 
+EXIT_HELP = {  # the exit codes each command's --help states
+    'replay': 'exit codes: 0 base.sig.json written, 2 usage or configuration error, 3 the pack cannot be trusted.',
+    'freeze': 'exit codes: 0 freeze added, 2 usage error (nothing written).',
+    'digest': 'exit codes: 0 printed, 2 not a directory, or a link or special file inside.',
+    'manifest': 'exit codes: 0 written or matching, 1 verify found differences, 2 usage error.',
+    'pack build': 'exit codes: 0 built, 2 invalid pack directory or output path (nothing written).',
+    'demo': 'exit codes: 0 every candidate got its expected outcome, 1 otherwise.',
+}
+
 
 def _progress(message: str) -> None:
     print(f"verdict-gate: {message}", file=sys.stderr, flush=True)
@@ -299,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="SARIF runAutomationDetails id (default: verdict-gate)")
     run.set_defaults(func=cmd_run)
 
-    rep = sub.add_parser("replay", help="base replay alone: run frozen properties on a revision",
+    rep = sub.add_parser("replay", epilog=EXIT_HELP['replay'],
+                         help="base replay alone: run frozen properties on a revision",
                          description="Run the ledger's properties (or --only-id) on a detached worktree of --rev "
                                      "and write base.sig.json to --out.")
     rep.add_argument("--repo", default=".", help="git repository (default: .)")
@@ -310,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--only-id", action="append", metavar="ID", help="replay only this property (repeatable)")
     rep.set_defaults(func=cmd_replay)
 
-    frz = sub.add_parser("freeze", help="add a reviewed freeze to a ledger from a base replay",
+    frz = sub.add_parser("freeze", epilog=EXIT_HELP['freeze'],
+                         help="add a reviewed freeze to a ledger from a base replay",
                          description="Append a ledger record for --id from a base.sig.json that reproduced its "
                                      "failure. The reason is yours to write; it is required.")
     frz.add_argument("--base-sig", required=True, metavar="FILE", help="base.sig.json from `verdict-gate replay`")
@@ -321,11 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     frz.add_argument("--expires-on", metavar="YYYY-MM-DD", help="optional expiry date")
     frz.set_defaults(func=cmd_freeze)
 
-    dig = sub.add_parser("digest", help="print the tree-v1 digest of a directory")
+    dig = sub.add_parser("digest", epilog=EXIT_HELP['digest'], help="print the tree-v1 digest of a directory")
     dig.add_argument("dir", help="directory to digest (symlinks refused)")
     dig.set_defaults(func=cmd_digest)
 
-    man = sub.add_parser("manifest", help="write or verify a pack's manifest.sha256",
+    man = sub.add_parser("manifest", epilog=EXIT_HELP['manifest'], help="write or verify a pack's manifest.sha256",
                          description="write: record every file's sha256. verify: list every missing, extra and "
                                      "changed path (exit 1 on any).")
     man.add_argument("action", choices=["write", "verify"])
@@ -336,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="pack build: write manifest.sha256, validate the catalog and ledger, and "
                                     "write a byte-reproducible .tar.gz; prints its sha256 (pin it).")
     pk_sub = pk.add_subparsers(dest="pack_command", required=True, metavar="ACTION")
-    pkb = pk_sub.add_parser("build", help="build FILE.tar.gz from a pack directory",
+    pkb = pk_sub.add_parser("build", epilog=EXIT_HELP['pack build'], help="build FILE.tar.gz from a pack directory",
                             description="Write SRC_DIR/manifest.sha256, validate catalog.yaml and freeze_ledger.json "
                                         "against schemas/, write a deterministic archive (sorted members, fixed "
                                         "mtime, owner and mode; gzip mtime 0) to --out, load it back as the gate "
@@ -345,7 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
     pkb.add_argument("--out", required=True, metavar="FILE.tar.gz", help="archive to write (outside SRC_DIR)")
     pkb.set_defaults(func=cmd_pack_build)
 
-    demo = sub.add_parser("demo", help="build the embedded example and gate its candidate patches",
+    demo = sub.add_parser("demo", epilog=EXIT_HELP['demo'],
+                         help="build the embedded example and gate its candidate patches",
                           description="Build examples/orders in a temp git repository, produce its freeze by a real "
                                       "base replay, gate each candidate patch and check the expected outcomes "
                                       "(exit 0 when all hold).")

@@ -197,6 +197,15 @@ def scan(
                 tree_files=tree_files, tree_bytes=tree_bytes)
 
 
+def sha256_file(path: Path) -> str:
+    """sha256 hex of one file's bytes, read in chunks of :data:`CHUNK` bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(CHUNK):
+            h.update(block)
+    return h.hexdigest()
+
+
 def digest_dir(root: Path, normalizers: Sequence[Normalizer] = ()) -> Scan:
     """``tree-v1`` scan of one directory (the ``verdict-gate digest DIR`` command)."""
     if not root.is_dir():

@@ -42,7 +42,16 @@ from typing import IO, Any
 
 from gate import fetch, git
 from gate.catalog import CATALOG_NAME, LEDGER_NAME, Catalog, parse_catalog
-from gate.digest import MANIFEST_NAME, Scan, compare_manifest, manifest_of, pack_fixture_path, scan, walk
+from gate.digest import (
+    MANIFEST_NAME,
+    Scan,
+    compare_manifest,
+    manifest_of,
+    pack_fixture_path,
+    scan,
+    sha256_file,
+    walk,
+)
 from gate.errors import GateError, VoidError
 from gate.ledger import Ledger, parse_json, parse_ledger
 
@@ -276,7 +285,7 @@ def _materialise(src: Source, repo: Path, work: Path, dest: Path, opts: PackOpti
         return ""
     if src.kind == "archive":
         assert src.path is not None
-        sha = _sha256_file(src.path)
+        sha = sha256_file(src.path)
         record["sha256"] = sha
         if src.pin and sha != src.pin:
             raise VoidError("oracle pack", src.display, f"has sha256 {sha}, not the pinned {src.pin}",
@@ -322,7 +331,7 @@ def _materialise_artifact(src: Source, client: fetch.Client, work: Path, dest: P
     entries = list(unpacked.rglob("*"))
     inner = entries[0] if len(entries) == 1 and entries[0].is_file() else None
     if inner is not None and inner.name.endswith(ARCHIVE_SUFFIXES):
-        record["inner_archive"] = {"name": inner.name, "sha256": _sha256_file(inner)}
+        record["inner_archive"] = {"name": inner.name, "sha256": sha256_file(inner)}
         try:
             safe_extract(inner, dest, source=f"{src.display} ({inner.name})", **caps)
         finally:
@@ -330,14 +339,6 @@ def _materialise_artifact(src: Source, client: fetch.Client, work: Path, dest: P
     else:
         unpacked.rename(dest)
     return got.sha256
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _copy_tree(src: Path, dest: Path) -> None:

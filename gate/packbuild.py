@@ -20,7 +20,6 @@ pack that would be refused (e.g. two names differing only in case) is never publ
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from gate import pack
 from gate.catalog import CATALOG_NAME, LEDGER_NAME, parse_catalog
-from gate.digest import MANIFEST_NAME, build_manifest, compare_manifest, walk
+from gate.digest import MANIFEST_NAME, build_manifest, compare_manifest, sha256_file, walk
 from gate.errors import GateError
 from gate.ledger import parse_json, parse_ledger
 
@@ -138,14 +137,6 @@ def write_archive(src: Path, out: Path) -> int:
         Path(tmp).unlink(missing_ok=True)
         raise
     return len(entries)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def build(src: Path, out: Path) -> Built:

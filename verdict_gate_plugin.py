@@ -72,19 +72,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
         settings.register_profile("verdict-gate", database=None, deadline=None, print_blob=False)
         settings.load_profile("verdict-gate")
+        state["profile"] = settings.default
     except ImportError:  # a pack without Hypothesis properties needs no Hypothesis
         pass
 
 
 def _after_stdlib(path: list[str]) -> int:
-    """Index just after the last standard-library entry of ``path`` (``sys.path``)."""
-    import sysconfig
-
-    stdlib = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib")}
+    """Index just after the last standard-library entry of ``path`` (``sys.path``): the
+    directory of ``os``, its ``lib-dynload`` and a ``pythonXY.zip``; never a ``site-packages``
+    (in a virtualenv ``sysconfig``'s ``platstdlib`` is the venv's own lib dir, which holds it)."""
+    stdlib = os.path.realpath(os.path.dirname(os.__file__))
     last = -1
     for i, entry in enumerate(path):
         real = os.path.realpath(entry or ".")
-        if real in stdlib or any(real.startswith(s + os.sep) for s in stdlib) or real.endswith(".zip"):
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        if real == stdlib or real.startswith(stdlib + os.sep) or real.endswith(".zip"):
             last = i
     return last + 1
 
@@ -127,18 +130,24 @@ def _jsonable(value: Any) -> Any:
     return _cap(repr(value))
 
 
-def _rejecting_file(exc: BaseException) -> str | None:
-    """The file of the innermost frame outside Hypothesis that raised ``exc``."""
+_DISCARD = ("UnsatisfiedAssumption", "StopTest")  # Hypothesis's ways to drop an example
+
+
+def _foreign_frame(exc: BaseException, pack_dir: str) -> str | None:
+    """The first frame between the test and the raise point that is neither the pack's, nor
+    Hypothesis's, nor the standard library's (the candidate's code), or ``None``."""
     import hypothesis
 
-    own = os.path.dirname(hypothesis.__file__) + os.sep
-    tb, found = exc.__traceback__, None
+    allowed = (pack_dir, os.path.dirname(hypothesis.__file__) + os.sep,
+               os.path.realpath(os.path.dirname(os.__file__)) + os.sep, os.path.dirname(__file__) + os.sep)
+    tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip our wrapper
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        if not filename.startswith(own):
-            found = filename
+        real = os.path.realpath(filename) if os.path.isabs(filename) else filename
+        if not (filename.startswith(allowed) or real.startswith(allowed)):
+            return filename
         tb = tb.tb_next
-    return found
+    return None
 
 
 def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) -> None:
@@ -149,7 +158,6 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
         return
     from hypothesis import seed as hyp_seed
     from hypothesis import settings
-    from hypothesis.errors import UnsatisfiedAssumption
 
     acc["hypothesis"] = True
     if prop.get("seed") is not None:
@@ -171,15 +179,16 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
         acc["last_example"] = {k: _jsonable(v) for k, v in kwargs.items()}
         try:
             result = inner(*args, **kwargs)
-        except UnsatisfiedAssumption as exc:
-            # assume()/reject() belong to the oracle. The same call from the candidate's code
-            # would discard exactly the examples that fail: that is a failure, not a skip.
-            origin = _rejecting_file(exc)
-            if origin is not None and not origin.startswith(pack_dir):
-                acc["hits"] += 1
-                raise AssertionError(f"hypothesis assume()/reject() called from outside the oracle: {origin}") from None
-            raise
-        except BaseException:
+        except BaseException as exc:
+            # assume()/reject()/an invalid draw belong to the oracle. Reached through the
+            # candidate's code they would discard exactly the examples that fail: a failure.
+            if type(exc).__name__ in _DISCARD:
+                # Hypothesis has already marked the example invalid (mark_invalid concludes it
+                # before raising), so the verdict is decided at the end of the property.
+                origin = _foreign_frame(exc, pack_dir)
+                if origin is not None:
+                    acc.setdefault("discarded_by", f"{type(exc).__name__} from {origin}")
+                raise
             acc["hits"] += 1
             raise
         acc["hits"] += 1
@@ -205,6 +214,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         state["item_prop"][item.nodeid] = pid
         kept.append(item)
     kept.sort(key=lambda it: order[state["item_prop"][it.nodeid]])  # stable: file order inside a property
+    # Test modules (and the candidate code they import) have run by now. Hypothesis settings
+    # decorators resolved their defaults against the current profile while they ran: if
+    # anything replaced ours, every Hypothesis property of this process is untrustworthy.
+    if "profile" in state:
+        from hypothesis import settings
+
+        if settings.default is not state["profile"]:
+            state["settings_tampered"] = True
     matched = set(state["item_prop"].values())
     failed_files = {nodeid.split("::")[0] for nodeid in state["collect_errors"]}
     for prop in props:
@@ -234,7 +251,7 @@ def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
 
 
 def _new_acc(prop: dict[str, Any]) -> dict[str, Any]:
-    return {"trials": 0, "hits": 0, "items": 0, "status": None, "failure": None, "seed": None,
+    return {"trials": 0, "hits": 0, "items": 0, "skipped_items": 0, "status": None, "failure": None, "seed": None,
             "hypothesis": False, "last_example": None, "t0": time.monotonic()}
 
 
@@ -253,18 +270,40 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     acc = state["acc"][pid]
     acc["items"] += 1
     acc["item_hits_before"] = acc["hits"]
+    if "profile" in state:
+        from hypothesis import settings
+
+        settings.load_profile("verdict-gate") if settings.get_profile("verdict-gate") is state["profile"] \
+            else state.__setitem__("settings_tampered", True)
     _instrument(item, prop, acc)
     try:
-        return (yield)
-    finally:
-        if nextitem is None or state["item_prop"].get(nextitem.nodeid) != pid:
-            _finish(state, pid)
+        result = yield
+    except BaseException:
+        # pytest.exit(), KeyboardInterrupt: the item was cut short. No result for this
+        # property; the runner records it crashed (the process ends mid-property).
+        state["interrupted"] = True
+        raise
+    if nextitem is None or state["item_prop"].get(nextitem.nodeid) != pid:
+        _finish(state, pid)
+    return result
 
 
 def _finish(state: dict[str, Any], pid: str) -> None:
     acc = state["acc"][pid]
     mutated = _snapshot(state["spec"]["watch"]) != state.get("snapshot")
     status = acc["status"] or "skipped"
+    if status == "pass" and acc["skipped_items"]:
+        status = "skipped"  # some case was skipped: not every case was checked (vacuous)
+    if acc.get("discarded_by"):
+        status = "fail"
+        acc["failure"] = {"node": pid, "exc_type": "verdict_gate.DiscardedExample",
+                          "message": "an example was discarded (assume/reject/invalid draw) by code outside the "
+                                     f"oracle: {acc['discarded_by']}", "counterexample": None, "traceback": []}
+    elif acc["hypothesis"] and state.get("settings_tampered") and status != "fail":
+        status = "fail"
+        acc["failure"] = {"node": pid, "exc_type": "verdict_gate.SettingsTampered",
+                          "message": "Hypothesis's settings profile was replaced while the tests ran "
+                                     "(by code the properties import?)", "counterexample": None, "traceback": []}
     record = {
         "event": "result",
         "id": pid,
@@ -325,8 +364,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if acc["status"] != "fail" and call.excinfo is not None:
             acc["failure"] = _failure(call.excinfo, item.nodeid, acc, state["spec"]["roots"])
         acc["status"] = "fail"
-    elif report.skipped and acc["status"] is None and report.when in ("setup", "call"):
-        acc["status"] = None  # stays "skipped" unless another test of the property runs
+    elif report.skipped and report.when in ("setup", "call"):
+        acc["skipped_items"] += 1  # a skipped case checked nothing: the property cannot pass
     elif report.when == "call" and report.passed and acc["status"] is None:
         acc["status"] = "pass"
     return report

@@ -127,8 +127,12 @@ def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
     data = parse_yaml(text, source, void=void)
     validate.check("catalog", data, source, void=void)
     seed = data.get("seed", 0)
-    pack_root = data.get("pack_root", "oracle").strip("/")
-    _safe_relative(pack_root, "$.pack_root", source, error)
+    _safe_relative(data.get("pack_root", "oracle"), "$.pack_root", source, error)
+    # One spelling for one directory: `./oracle`, `oracle/` and `oracle` build the same buckets.
+    pack_root = str(PurePosixPath(data.get("pack_root", "oracle").strip("/")))
+    if pack_root in (".", ""):
+        raise error("catalog", f"{source} $.pack_root", "is the repository root; the pack needs a directory",
+                    "set pack_root to the pack's directory, e.g. oracle")
     props: list[Property] = []
     seen: set[str] = set()
     for i, raw in enumerate(data["properties"]):

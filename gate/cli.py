@@ -50,11 +50,21 @@ def _today(value: str | None) -> dt.date:
         raise GateError("--today", repr(value), "is not a date", "write it as YYYY-MM-DD") from None
 
 
-def check_out_dir(out_dir: Path) -> None:
+def check_out_dir(out_dir: Path, repo: Path | None = None) -> None:
     """Refuse an evidence directory that exists as something else, or holds a non-file where an
-    evidence file goes (nothing the user has is overwritten). Raises GateError (exit 2)."""
+    evidence file goes (nothing the user has is overwritten), or that is reached through a
+    symbolic link inside ``repo`` (a candidate could commit one). Raises GateError (exit 2)."""
     from gate.report import FILES
 
+    if repo is not None:
+        top, here = repo.absolute(), out_dir.absolute()
+        if top in here.parents:
+            for part in [here, *here.parents]:
+                if part == top:
+                    break
+                if part.is_symlink():
+                    raise GateError("--out", str(out_dir), f"goes through the symbolic link {part}, inside the "
+                                    "repository; evidence is never written through one", "pass a real directory")
     if out_dir.is_symlink():
         raise GateError("--out", str(out_dir), "is a symbolic link; evidence is never written through one",
                         "pass a real directory path for evidence")
@@ -98,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gate import pipeline, report
     from gate.verdict import EXIT_CODES
 
-    check_out_dir(Path(args.out))  # before the work, not after it
+    check_out_dir(Path(args.out), Path(args.repo))  # before the work, not after it
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=_today(args.today),
                       progress=_progress, pack_options=_pack_options(args))
     files = report.render_all(ev, args.sarif_category)

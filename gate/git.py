@@ -63,8 +63,33 @@ def fetch_fix(ref: str) -> str:
     return f"check the name (`git branch -a`), or fetch it: `git fetch origin {ref}:{ref}`"
 
 
+# Where git looks up a short name, in its order (gitrevisions(7), "<refname>").
+_NAMESPACES = ("refs/", "refs/tags/", "refs/heads/", "refs/remotes/")
+
+
+def ambiguous_names(repo: Path, ref: str) -> list[str]:
+    """Every full ref a short ``ref`` could mean (empty for a commit id or a full ``refs/…`` name)."""
+    if ref.startswith("refs/") or not ref or any(c in ref for c in "~^:@{ "):
+        return []
+    names = [f"{space}{ref}" for space in _NAMESPACES if space != "refs/"]
+    names += [f"refs/remotes/{ref}/HEAD"]
+    found = git(repo, "for-each-ref", "--format=%(refname)", *names, check=False).stdout.decode().split()
+    return sorted(set(found) & set(names))
+
+
 def resolve(repo: Path, ref: str, what: str = "revision") -> str:
-    """Full commit id of ``ref``. Raises GateError naming the ref when it does not exist."""
+    """Full commit id of ``ref``.
+
+    Raises:
+        GateError: when ``ref`` does not exist, or is a short name that several refs answer to
+            (a tag ``origin/main`` beside the remote branch ``origin/main``: git would quietly
+            pick the tag, which anyone who can push a tag controls).
+    """
+    candidates = ambiguous_names(repo, ref)
+    if len(candidates) > 1:
+        branch = [c for c in candidates if c.startswith(("refs/heads/", "refs/remotes/"))] or candidates
+        raise GateError(what, f"{repo} {ref!r}", f"is ambiguous: it names {', '.join(candidates)}",
+                        f"use the full name of the one you mean, e.g. {branch[-1]}")
     proc = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     if proc.returncode != 0:
         shallow = " (this clone is shallow)" if is_shallow(repo) else ""

@@ -347,10 +347,11 @@ def choose_base(event_name: str, payload: Mapping[str, Any], base_input: str) ->
     - ``pull_request``, ``pull_request_target`` (and other ``pull_request*`` events):
       ``pull_request.base.sha``.
     - ``merge_group``: ``merge_group.base_sha``.
-    - ``push``: ``before``. A new branch has ``before`` = 40 zeros: the base is then the
-      repository's default branch (``origin/<repository.default_branch>``) when the new branch
-      is not the default branch itself, else (or when that is not available) the parent commit
-      ``HEAD^``.
+    - ``push`` to a branch other than the default: the default branch,
+      ``refs/remotes/origin/<repository.default_branch>`` (the pusher wrote ``before`` too, so
+      it protects nothing), and the default pack is read from there as well.
+    - ``push`` to the default branch: ``before``; when the branch is new (``before`` = 40
+      zeros), the parent commit ``HEAD^``.
     - ``workflow_dispatch`` and every other event: the ``base`` input, required.
 
     Raises:
@@ -393,17 +394,18 @@ def choose_base(event_name: str, payload: Mapping[str, Any], base_input: str) ->
         pushed = _dig(payload, "ref").removeprefix("refs/heads/")
         # The pusher wrote `before` too (an earlier push to this branch): its oracle is not
         # protected. Unless this is the default branch, read the oracle from the default branch.
-        oracle = (f"origin/{default}", f"refs/heads/{default}:refs/remotes/origin/{default}") \
-            if default and pushed != default else ("", "")
+        remote = f"refs/remotes/origin/{default}"  # full names: a tag `origin/main` cannot stand in
+        oracle = (remote, f"refs/heads/{default}:{remote}") if default and pushed != default else ("", "")
+        if default and pushed != default:
+            # A feature branch: its `before` is the pusher's own earlier push, so neither its
+            # oracle nor its history is protected. Compare with the default branch instead.
+            return BaseChoice((remote,), f"push to {pushed}: compared with the default branch {remote}",
+                              (f"refs/heads/{default}:{remote}",), oracle_ref=oracle)
         if _sha(before) and before != ZERO_SHA:
             return BaseChoice((before,), f"push: the branch's previous tip (before) {before[:12]}", (before,),
                               oracle_ref=oracle)
         if before != ZERO_SHA:
             raise GateError("event payload", f"{where}: before", "is missing", "set the action's `base` input")
-        if default and pushed != default:
-            return BaseChoice((f"origin/{default}", "HEAD^"),
-                              f"push: new branch {pushed} (before is all zeros): compared with the default "
-                              f"branch origin/{default}", (f"refs/heads/{default}", ""), oracle_ref=oracle)
         return BaseChoice(("HEAD^",), f"push: new branch {pushed or '(unknown)'} (before is all zeros) and it is "
                                       "the default branch: compared with the parent commit HEAD^", ("",))
     if event_name == "workflow_dispatch":

@@ -185,8 +185,9 @@ def parse_source(text: str, options: PackOptions | None = None) -> Source:
                         "drop those options, or use --pack artifact:NAME")
     if text.startswith("git:"):
         rev, sep, sub = text[4:].partition(":")
-        if not sep or not rev:
-            raise GateError("oracle pack", text, "is not of the form git:REV:DIR", "write e.g. git:origin/main:oracle")
+        if not sep or not rev or not sub.strip("/"):
+            raise GateError("oracle pack", text, "is not of the form git:REV:DIR (with a directory)",
+                            "write e.g. git:origin/main:oracle")
         if pin:
             raise GateError("--pack-sha256", text, "does not apply to a git: source (its revision names the contents)",
                             "drop --pack-sha256, or pin a commit id in REV")
@@ -598,10 +599,29 @@ def _verify(dest: Path, source: str, archive_sha: str) -> Pack:
             raise VoidError("catalog", f"{source}/{CATALOG_NAME} $.properties[{i}].oracle",
                             f"property {prop.id!r} names {prop.oracle!r}, which is not a file in the pack",
                             "fix the path (relative to the pack root) or add the property file")
+    _refuse_namespace_dirs(dest, source)
     _make_read_only(dest)
     sha = archive_sha or hashlib.sha256(manifest_text.encode()).hexdigest()
     return Pack(dir=dest, source=source, sha256=sha, catalog=catalog, ledger=ledger, manifest=manifest,
                 fixtures=fixtures)
+
+
+def _refuse_namespace_dirs(dest: Path, source: str) -> None:
+    """A helper directory of the properties (``properties/expected/``) must be a regular
+    package: without ``__init__.py`` it is a namespace package, and Python imports a
+    candidate's regular package of the same name instead (PEP 420 gives regular packages
+    precedence anywhere on ``sys.path``).
+
+    Raises:
+        VoidError: naming the first such directory and the ``__init__.py`` to add.
+    """
+    for path in sorted(dest.rglob("*.py")):
+        rel = path.parent.relative_to(dest)
+        if len(rel.parts) >= 2 and rel.parts[0] != "fixtures" and not (path.parent / "__init__.py").is_file():
+            raise VoidError("oracle pack", f"{source}/{rel.as_posix()}",
+                            "holds Python modules but no __init__.py, so a candidate package of the same name "
+                            "would be imported in its place",
+                            f"add {rel.as_posix()}/__init__.py to the pack and rewrite the manifest")
 
 
 def _make_read_only(root: Path) -> None:

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gate import diffsplit, git, pack, runner
@@ -76,7 +76,7 @@ def printable(text: str) -> str:
                    for c in text)
 
 
-def check_pack_root(source: str, repo: Path, pack_root: str) -> None:
+def check_pack_root(source: str, repo: Path, pack_root: str, pinned: bool = False) -> None:
     """A pack read from this repository must sit at the catalog's ``pack_root``: the diff buckets
     that void a patch editing the ledger or a property are built from ``pack_root``, so a pack
     read from another directory would be unprotected.
@@ -86,15 +86,26 @@ def check_pack_root(source: str, repo: Path, pack_root: str) -> None:
             repository at another path.
     """
     if source.startswith("git:"):
-        where = source[4:].partition(":")[2].strip("/")
+        where = str(PurePosixPath(source[4:].partition(":")[2].strip("/") or "."))
     else:
         path = Path(source)
+        if path.is_file() and not pinned:
+            try:
+                rel = path.resolve().relative_to(repo.resolve()).as_posix()
+            except ValueError:
+                return  # an archive outside the repository
+            if git.git(repo, "ls-files", "-z", "--", rel, check=False).stdout:
+                raise GateError("oracle pack", source, "is an archive committed in the candidate's own tree: the "
+                                "patch under test could have rebuilt it", "pin it with --pack-sha256 (the sha256 "
+                                "`verdict-gate pack build` printed), or read the pack from a protected revision")
+            return
         if not path.is_dir():
-            return  # an archive, a URL or an artifact: it comes from outside the repository
+            return  # a URL or an artifact: it comes from outside the repository
         try:
             where = path.resolve().relative_to(repo.resolve()).as_posix()
         except ValueError:
             return  # a directory outside the repository
+        where = "" if where == "." else where
         tracked = git.git(repo, "ls-files", "-z", "--", where or ".", check=False).stdout
         if tracked:
             raise GateError("oracle pack", source, "is a directory of the candidate's own tree: the patch under "
@@ -129,7 +140,8 @@ def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
             continue
         for entry in walk(base, prefix=root):
             rel = entry.path
-            if rel.startswith(".git/") or rel in seen or not match_any(rel, catalog.paths.fixtures):
+            # `.git` in a worktree is a file naming the repository and the worktree: not a fixture.
+            if rel == ".git" or rel.startswith(".git/") or rel in seen or not match_any(rel, catalog.paths.fixtures):
                 continue
             seen.add(rel)
             entries.append(Entry(f"repo/{rel}", entry.file))
@@ -304,7 +316,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             ev.pack = {"source": pack.redact(pack_source), **origin}
             return ev
         catalog = p.catalog
-        check_pack_root(pack_source, repo, catalog.pack_root)
+        check_pack_root(pack_source, repo, catalog.pack_root, pinned=bool(getattr(pack_options, "sha256", None)))
         if pack_source.startswith("git:"):
             rev = pack_source[4:].partition(":")[0]
             if git.resolve(repo, rev, "pack revision") == head:

@@ -310,6 +310,27 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         log.close()
 
 
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "status": (str,), "node": (str,), "exc_type": (str, type(None)), "message": (str, type(None)),
+    "seed": (int, type(None)), "trials": (int, type(None)), "hits": (int, type(None)), "items": (int, type(None)),
+    "duration_s": (int, float, type(None)), "fixture_mutated": (bool,), "hypothesis": (bool,),
+    "traceback": (list,),
+}
+
+
+def _well_formed(record: dict[str, Any]) -> bool:
+    """A result record as the plugin writes it: known status, fields of the right types."""
+    if record.get("status") not in RESULT_STATUSES:
+        return False
+    for name, types in _FIELD_TYPES.items():
+        if name in record and (not isinstance(record[name], types) or (types == (int, type(None))
+                                                                       and isinstance(record[name], bool))):
+            return False
+    frames = record.get("traceback") or []
+    return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
+               and isinstance(f.get("function"), str) for f in frames)
+
+
 class _Watch:
     """Reads one pytest process's results stream and enforces its time limits.
 
@@ -369,7 +390,7 @@ class _Watch:
         elif event == "start" and self.current is None:
             self.current, self.started_at = pid, time.monotonic()
             self.progress(f"[{len(self.results) + len(self.mine) + 1}/{self.total}] {pid} …")
-        elif event == "result" and pid == self.current and record.get("status") in RESULT_STATUSES:
+        elif event == "result" and pid == self.current and _well_formed(record):
             self.mine[pid] = record
             self.current = None
             duration = record.get("duration_s")

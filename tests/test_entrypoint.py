@@ -246,15 +246,15 @@ def test_pull_request_target_on_the_base_warns(example_repo: Path, tmp_path: Pat
     assert len(warnings) == 1
 
 
-def test_push_uses_before(example_repo: Path, tmp_path: Path) -> None:
+def test_push_to_a_feature_branch_compares_with_the_default_branch(example_repo: Path, tmp_path: Path) -> None:
     apply_candidate(example_repo, "good-refactor")
     workspace = _clone(example_repo, tmp_path / "ws", "--branch", "candidate")
     payload = {"before": git(example_repo, "rev-parse", "main"), "after": git(example_repo, "rev-parse", "HEAD"),
                "ref": "refs/heads/candidate", "repository": {"default_branch": "main"}}
     res = Runner(tmp_path, workspace).event("push", payload).run()
     assert res.code == 0 and res.outputs["outcome"] == "promoted", res.stdout
-    assert "push: the branch's previous tip (before)" in res.summary
-    assert "oracle read from origin/main" in res.stdout
+    assert "push to candidate: compared with the default branch refs/remotes/origin/main" in res.stdout
+    assert "oracle read from refs/remotes/origin/main" in res.stdout
 
 
 def test_push_reads_the_oracle_from_the_default_branch(example_repo: Path, tmp_path: Path) -> None:
@@ -269,7 +269,9 @@ def test_push_reads_the_oracle_from_the_default_branch(example_repo: Path, tmp_p
     payload = {"before": weakened, "after": git(example_repo, "rev-parse", "HEAD"),
                "ref": "refs/heads/candidate", "repository": {"default_branch": "main"}}
     res = Runner(tmp_path, workspace).event("push", payload).run()
-    assert res.outputs["outcome"] == "blocked" and res.code == 1, res.stdout
+    # Compared with the default branch, the earlier push's oracle edit is in the diff: void.
+    assert res.outputs["outcome"] == "void" and res.code == 3, res.stdout
+    assert "oracle/manifest.sha256" in res.stdout
 
 
 def _clone(origin: Path, dest: Path, *args: str) -> Path:
@@ -287,7 +289,7 @@ def test_push_of_a_new_branch_compares_with_the_default_branch(example_repo: Pat
     assert res.code == 1, res.stdout
     assert res.outputs["outcome"] == "blocked"
     assert res.outputs["base-revision"] == git(example_repo, "rev-parse", "main")
-    assert "new branch candidate (before is all zeros): compared with the default branch origin/main" in res.summary
+    assert "push to candidate: compared with the default branch refs/remotes/origin/main" in res.stdout
 
 
 def test_push_of_the_default_branch_falls_back_to_the_parent(example_repo: Path, tmp_path: Path) -> None:

@@ -245,9 +245,11 @@ def test_base_for_a_new_branch_push() -> None:
     payload = {"before": gh.ZERO_SHA, "after": OTHER, "created": True, "ref": "refs/heads/feature",
                "repository": {"default_branch": "main"}}
     choice = gh.choose_base("push", payload, "")
-    assert choice.refs == ("origin/main", "HEAD^")
-    assert choice.fetch == ("refs/heads/main", "")
-    assert "new branch feature" in choice.why and "origin/main" in choice.why
+    assert choice.refs == ("refs/remotes/origin/main",)
+    assert choice.fetch == ("refs/heads/main:refs/remotes/origin/main",)
+    assert "push to feature" in choice.why and choice.oracle_ref[0] == "refs/remotes/origin/main"
+    # an existing feature branch too: its `before` is the pusher's own commit
+    assert gh.choose_base("push", {**payload, "before": OTHER}, "").refs == ("refs/remotes/origin/main",)
     first = gh.choose_base("push", {**payload, "ref": "refs/heads/main"}, "")
     assert first.refs == ("HEAD^",) and "parent commit" in first.why
 

@@ -30,6 +30,7 @@ def make_project(root: Path, properties: dict[str, str], catalog: list[dict], sr
     (pack / "fixtures").mkdir()
     (pack / "fixtures" / "data.json").write_text('{"n": 1}\n')
     for name, code in properties.items():
+        (pack / "properties" / name).parent.mkdir(parents=True, exist_ok=True)
         (pack / "properties" / name).write_text(textwrap.dedent(code))
     (pack / "catalog.yaml").write_text(yaml.safe_dump({"version": 1, "seed": 1, "python_path": ["src"],
                                                       "properties": catalog}))
@@ -364,3 +365,122 @@ def _sandbox_probe_ok() -> bool:
     except GateError:
         return False
     return True
+
+
+PARAM = {"test_add.py": """
+    import pytest
+    from calc import add
+
+    @pytest.mark.parametrize("a, b", [(1, 2), (3, 4), (5, 6)])
+    def test_add(a, b):
+        assert add(a, b) == a + b
+"""}
+PARAM_CATALOG = [{"id": "prop.add", "oracle": "properties/test_add.py", "kind": "example"}]
+
+
+def test_a_case_skipped_by_the_candidate_is_not_a_pass(tmp_path):
+    repo = make_project(tmp_path, PARAM, PARAM_CATALOG)
+    _candidate_calc(repo, """
+    import unittest
+    def add(a, b):
+        if a == 5:
+            raise unittest.SkipTest("not today")  # the case this add would fail
+        return a + b if a < 5 else 0
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "vacuous")} and code == 4
+
+
+def test_pytest_exit_inside_a_property_is_a_crash(tmp_path):
+    repo = make_project(tmp_path, PARAM, PARAM_CATALOG)
+    _candidate_calc(repo, """
+    import pytest
+    def add(a, b):
+        if a == 5:
+            pytest.exit("stop here")
+        return a + b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
+
+
+def test_candidate_settings_profile_cannot_weaken_hypothesis(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    _candidate_calc(repo, """
+    from hypothesis import settings
+    settings.register_profile("weak", max_examples=1)
+    settings.load_profile("weak")
+    def add(a, b):
+        return a + b if (a, b) == (0, 0) else a - b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
+    assert docs["runs.json"]["runs"]["prop.add"]["exc_type"] == "verdict_gate.SettingsTampered"
+
+
+def test_candidate_cannot_discard_examples_by_an_invalid_draw(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    _candidate_calc(repo, """
+    from hypothesis.control import current_build_context
+    def add(a, b):
+        if a != b:
+            current_build_context().data.mark_invalid()
+        return a - b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
+    assert "discarded" in docs["runs.json"]["runs"]["prop.add"]["message"]
+
+
+def test_a_namespace_helper_directory_in_the_pack_is_void(tmp_path):
+    repo = make_project(tmp_path, {"test_x.py": "from expected.values import CASES\ndef test_x():\n    assert CASES\n",
+                                   "expected/values.py": "CASES = [1]\n"},
+                        [{"id": "prop.x", "oracle": "properties/test_x.py", "kind": "example"}])
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert code == 3 and "properties/expected" in docs["verdicts.json"]["void_reason"]
+
+
+def test_an_ambiguous_ref_is_refused(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    commit_all(repo, "candidate")
+    git(repo, "tag", "main", "HEAD")  # a tag named like the branch: git would pick the tag
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:refs/heads/main:oracle",
+               "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "ambiguous" in proc.stderr and "refs/heads/main" in proc.stderr
+
+
+def test_pack_root_spelt_with_a_dot_keeps_the_ledger_protected(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    catalog = repo / "oracle" / "catalog.yaml"
+    catalog.write_text(catalog.read_text() + "pack_root: ./oracle\n")
+    assert cli("manifest", "write", str(repo / "oracle")).returncode == 0
+    commit_all(repo, "pack_root with a dot")
+    git(repo, "branch", "-f", "main", "HEAD")
+    (repo / "oracle" / "freeze_ledger.json").write_text('{"version": 1, "freezes": [ ]}')
+    commit_all(repo, "candidate edits the ledger")
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:./oracle",
+               "--out", str(tmp_path / "o"))
+    assert proc.returncode == 3, proc.stderr
+
+
+def test_a_committed_pack_archive_needs_a_pin(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    archive = repo / "packs" / "oracle.tar.gz"
+    archive.parent.mkdir()
+    assert cli("pack", "build", str(repo / "oracle"), "--out", str(archive)).returncode == 0
+    commit_all(repo, "a pack archive in the tree")
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", str(archive), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "--pack-sha256" in proc.stderr
+
+
+def test_a_result_record_of_the_wrong_shape_is_a_crash(tmp_path):
+    repo = make_project(tmp_path, FAILING, CATALOG)
+    _candidate_calc(repo, FORGE + """
+    forge({"event": "start", "id": "prop.add"},
+          {"event": "result", "id": "prop.add", "status": "pass", "message": ["x"], "traceback": "y"})
+    def add(a, b):
+        return a + b
+    """)
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1

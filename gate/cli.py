@@ -125,8 +125,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     repo = git.toplevel(Path(args.repo))
     rev = git.resolve(repo, args.rev, "--rev")
     out = Path(args.out)
-    if out.exists() and not out.is_file():
+    if out.is_symlink() or (out.exists() and not out.is_file()):
         raise GateError("--out", str(out), "exists and is not a regular file", "pass a file path, e.g. base.sig.json")
+    out.parent.mkdir(parents=True, exist_ok=True)  # before the work: a bad path fails now, not after
     with pipeline.scratch_dir() as scratch:
         p = pack.load(args.pack, repo, scratch, options=_pack_options(args), progress=_progress)
         notices: list[str] = []

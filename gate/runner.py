@@ -123,8 +123,8 @@ def _probe(name: str) -> tuple[int, int]:
     if isinstance(found, str):
         raise GateError("property sandbox", f"user {name!r}", f"cannot run {sys.executable} ({found})",
                         "install verdict-gate where that user can read it (the Docker image does), name "
-                        "another user in VERDICT_GATE_RUN_AS, or set VERDICT_GATE_RUN_AS=root to run "
-                        "the candidate's code as root on purpose")
+                        "another user in VERDICT_GATE_RUN_AS, or, for a candidate you trust, set "
+                        "VERDICT_GATE_RUN_AS=root (or auto: root only where that user cannot run it)")
     return found
 
 

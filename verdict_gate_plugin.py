@@ -64,7 +64,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "acc": {},
         "collect_errors": {},
         "started": set(),
-        "finished": set(),
     }
     config.stash[_STATE_KEY] = state
     try:
@@ -269,20 +268,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _emit(state, {"event": "start", "id": pid, "time": time.time()})
     acc = state["acc"][pid]
     acc["items"] += 1
-    acc["item_hits_before"] = acc["hits"]
     if "profile" in state:
         from hypothesis import settings
 
         settings.load_profile("verdict-gate") if settings.get_profile("verdict-gate") is state["profile"] \
             else state.__setitem__("settings_tampered", True)
     _instrument(item, prop, acc)
-    try:
-        result = yield
-    except BaseException:
-        # pytest.exit(), KeyboardInterrupt: the item was cut short. No result for this
-        # property; the runner records it crashed (the process ends mid-property).
-        state["interrupted"] = True
-        raise
+    # pytest.exit() or KeyboardInterrupt propagate out of the yield, so no result is written
+    # for a property cut short: the runner records it crashed (the process ends mid-property).
+    result = yield
     if nextitem is None or state["item_prop"].get(nextitem.nodeid) != pid:
         _finish(state, pid)
     return result
@@ -318,7 +312,6 @@ def _finish(state: dict[str, Any], pid: str) -> None:
     }
     if acc["failure"]:
         record.update(acc["failure"])
-    state["finished"].add(pid)
     _emit(state, record)
 
 
@@ -398,5 +391,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 break
     # The closing record: a process that ends without it (os._exit, a crash after the last
     # result) has its results discarded by the runner.
-    _emit(state, {"event": "end", "id": "", "results": len(state["finished"])})
+    _emit(state, {"event": "end", "id": ""})
     state["out"].close()

@@ -88,15 +88,11 @@ def write_files(out_dir: Path, files: dict[str, str]) -> None:
 
     check_out_dir(out_dir)
     for name, text in files.items():
-        schema = SCHEMA_OF.get(name) or ("sarif-2.1.0" if name.endswith(".sarif") else None)
-        if schema:
-            validate.check(schema, json.loads(text), f"(internal) {name}")
+        if name in SCHEMA_OF:
+            validate.check(SCHEMA_OF[name], json.loads(text), f"(internal) {name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         target = out_dir / name
-        if target.exists() and (target.is_symlink() or not target.is_file()):
-            raise GateError("--out", str(target), "exists and is not a regular file; it is never overwritten",
-                            "choose another --out directory")
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -1,9 +1,9 @@
 """Fixture digest ``tree-v1`` and the pack manifest (DESIGN.md §4).
 
-The hashing (:func:`tree_v1`) is pure over an iterable of ``(path, chunks)``; the walker
-(:func:`walk`) and :func:`scan` are the thin file-system edge. Each file is read once, in
-chunks, and that one read feeds both the tree digest and its own manifest sha256, so a
-tree of any size is hashed without holding more than one chunk in memory.
+:func:`walk` lists regular files in ``tree-v1`` order (refusing links and special files);
+:func:`scan` hashes them. Each file is read once, in chunks, and that one read feeds both
+the tree digest and its own manifest sha256, so a tree of any size is hashed without
+holding more than one chunk in memory.
 """
 
 from __future__ import annotations
@@ -114,21 +114,6 @@ def _walk(root: Path, prefix: str, rel: str, skip: set[str]) -> Iterator[Entry]:
         else:
             raise GateError("fixture tree", str(full), "is not a regular file (device, FIFO or socket)",
                             f"remove {relpath!r}; only regular files and directories are hashed")
-
-
-def tree_v1(items: Iterable[tuple[str, Iterable[bytes]]]) -> str:
-    """Pure ``tree-v1`` digest: for each ``(path, chunks)`` feed path bytes, NUL, contents, NUL.
-
-    The caller supplies items already ordered by path components.
-    """
-    h = hashlib.sha256()
-    for path, chunks in items:
-        h.update(os.fsencode(path))
-        h.update(b"\0")
-        for chunk in chunks:
-            h.update(chunk)
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def scan(

@@ -25,7 +25,7 @@ from gate.digest import FORMAT, Entry, Scan, scan, walk
 from gate.errors import GateError
 from gate.globs import match_any
 from gate.signature import make_signature
-from gate.verdict import BaseSig, RunResult, Verdict, decide, outcome, promote
+from gate.verdict import INCOMPLETE_REASONS, BaseSig, RunResult, Verdict, decide, outcome, promote
 
 Progress = Callable[[str], None]
 
@@ -221,11 +221,15 @@ class Execution:
 
 
 def execute(props: Sequence[Property], p: pack.Pack, tree: Path, revision: str, base_revision: str,
-            scratch: Path, progress: Progress) -> Execution:
-    """Fixture digest, then run ``props`` on ``tree``."""
+            scratch: Path, progress: Progress,
+            digest: tuple[Scan, dict[str, Any]] | None = None) -> Execution:
+    """Fixture digest (unless the caller already has it as ``digest``), then run ``props`` on ``tree``.
+
+    After the run the fixtures are read again: a change means some property mutated them.
+    """
     notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
                for entry in p.catalog.python_path if not (tree / entry).is_dir()]
-    result, record = fixture_digest(p, tree, revision)
+    result, record = digest or fixture_digest(p, tree, revision)
     ws = workspace(p, tree, scratch)
     before = result.digest
     raw = runner.run_properties(props, ws, progress) if props else {}
@@ -331,7 +335,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         with git.worktree(repo, head, scratch) as cand:
             progress("fixture digest")
             try:
-                _, ev.fixture = fixture_digest(p, cand, head)
+                cand_digest = fixture_digest(p, cand, head)
+                ev.fixture = cand_digest[1]
             except GateError as exc:
                 # The candidate's own tree cannot be digested (a link or special file among its
                 # fixtures): it cannot be scored, whatever else the patch does.
@@ -374,7 +379,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate {head[:12]}")
             cand_scratch = scratch / "candidate"
             cand_scratch.mkdir()
-            done = execute(props, p, cand, head, ev.base_revision, cand_scratch, progress)
+            done = execute(props, p, cand, head, ev.base_revision, cand_scratch, progress, cand_digest)
             entries, items = done.entries, done.items
             ev.notices += done.notices
         ev.runs = {
@@ -400,10 +405,10 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         # Zero collected: nothing ran and nothing failed to import. A collection error is a
         # failure (blocked), not an empty run.
         nothing_ran = bool(props) and items == 0 and not any(e["status"] != "skipped" for e in entries.values())
-        incomplete = any(v.reason in ("unseeded", "vacuous") for v in claimed.values()) or nothing_ran
+        incomplete = any(v.reason in INCOMPLETE_REASONS for v in claimed.values()) or nothing_ran
         if nothing_ran:
             ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
-        ev.promoted = promotion.promoted and not incomplete
         ev.why = promotion.why
         ev.outcome = outcome(void=False, incomplete=incomplete, promoted=promotion.promoted)
+        ev.promoted = ev.outcome == "promoted"
         return ev

@@ -26,7 +26,8 @@ INFO_URI = "https://github.com/verdict-gate/verdict-gate"
 FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
          "results.sarif", "summary.md")
 SCHEMA_OF = {"fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited",
-             "base.sig.json": "base_sig", "runs.json": "runs", "verdicts.json": "verdicts"}
+             "base.sig.json": "base_sig", "runs.json": "runs", "verdicts.json": "verdicts",
+             "results.sarif": "sarif-2.1.0"}
 
 RULE_TEXT = {
     "held": "The property held.",
@@ -148,7 +149,7 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
             "ruleId": v.reason, "ruleIndex": rule_index(v.reason),
             "level": "error" if v.verdict == "fail" else "warning",
             "message": {"text": f"{pid}: {v.verdict} ({v.reason}) — {v.detail}"
-                        + (f"\nrun: {cause(ev, pid, 2000)}" if cause(ev, pid) else "")},
+                        + (f"\nrun: {why}" if (why := cause(ev, pid, 2000)) else "")},
             "locations": [_loc(path, line)],
             "partialFingerprints": {"verdictGate/v1": sig.removeprefix("sha256:")},
             "properties": {"prop_id": pid, "verdict": v.verdict, "reason": v.reason, "row": v.row},

@@ -48,7 +48,7 @@ class Workspace:
     Attributes:
         pack_dir: the materialised, verified pack (pytest rootdir).
         tree_dir: the candidate work tree or the base worktree (cwd of the run).
-        python_path: absolute directories put first on ``sys.path``.
+        python_path: absolute candidate directories, put on ``sys.path`` after the standard library.
         roots: ``(absolute dir, repository prefix)`` pairs for repo-relative tracebacks.
         watch: fixture directories whose change after a property means it mutated them.
         scratch: a private directory for specs, results, logs and the bytecode cache.

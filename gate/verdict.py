@@ -14,10 +14,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gate.errors import EXIT_BLOCKED, EXIT_INCOMPLETE, EXIT_PROMOTED, EXIT_VOID
 from gate.signature import differing_parts
 
 VerdictValue = Literal["pass", "fail", "inconclusive"]
-VERDICTS: tuple[VerdictValue, ...] = ("pass", "fail", "inconclusive")
 OUTCOMES = ("promoted", "blocked", "incomplete", "void")
 RUN_STATUSES = ("pass", "fail", "timeout", "crash", "skipped")
 
@@ -266,4 +266,4 @@ def outcome(*, void: bool, incomplete: bool, promoted: bool) -> str:
     return "promoted" if promoted else "blocked"
 
 
-EXIT_CODES = {"promoted": 0, "blocked": 1, "void": 3, "incomplete": 4}
+EXIT_CODES = {"promoted": EXIT_PROMOTED, "blocked": EXIT_BLOCKED, "void": EXIT_VOID, "incomplete": EXIT_INCOMPLETE}

@@ -13,6 +13,7 @@ import pytest
 
 from gate import validate
 from gate.demo import GIT_ENV, build_base, examples_dir
+from gate.report import SCHEMA_OF
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,10 +34,6 @@ def _sandbox_usable() -> bool:
 if os.geteuid() == 0 and "VERDICT_GATE_RUN_AS" not in os.environ and not _sandbox_usable():
     os.environ["VERDICT_GATE_RUN_AS"] = "root"
     print("note: `nobody` cannot run this interpreter: the tests run properties as root", file=sys.stderr)
-EVIDENCE_SCHEMAS = {
-    "fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited", "base.sig.json": "base_sig",
-    "runs.json": "runs", "verdicts.json": "verdicts", "results.sarif": "sarif-2.1.0",
-}
 SHARED_SARIF = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 
 
@@ -66,7 +63,7 @@ def validate_evidence(out: Path) -> dict[str, object]:
     """Validate every evidence file in ``out`` against ``schemas/`` (SARIF also against the
     shared OASIS copy when present); return the parsed documents by name."""
     docs: dict[str, object] = {}
-    for name, schema in EVIDENCE_SCHEMAS.items():
+    for name, schema in SCHEMA_OF.items():
         path = out / name
         if not path.exists():
             continue

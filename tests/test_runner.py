@@ -311,7 +311,8 @@ def test_a_hang_outside_any_property_is_bounded(tmp_path):
     assert "outside any property" in docs["runs.json"]["runs"]["prop.ok"]["message"]
 
 
-def test_candidate_cannot_shadow_the_standard_library_or_reject_examples(tmp_path):
+def test_candidate_cannot_shadow_the_standard_library(tmp_path):
+    # If `src/statistics.py` replaced the stdlib module, oracle and candidate would agree on 42.
     repo = make_project(tmp_path, {
         "test_mean.py": """
             import statistics
@@ -325,17 +326,36 @@ def test_candidate_cannot_shadow_the_standard_library_or_reject_examples(tmp_pat
     }, [{"id": "prop.mean", "oracle": "properties/test_mean.py", "kind": "property"}],
         src={"src/calc.py": "import statistics\ndef average(xs):\n    return statistics.mean(xs)\n"})
     (repo / "src" / "statistics.py").write_text("def mean(xs):\n    return 42\n")
-    (repo / "src" / "calc.py").write_text(textwrap.dedent("""
-        import hypothesis
-        def average(xs):
-            if len(xs) > 1:
-                hypothesis.reject()  # hide every example this wrong average would fail
-            return 42
-    """))
-    commit_all(repo, "shadow statistics and reject failing examples")
+    (repo / "src" / "calc.py").write_text("def average(xs):\n    return 42\n")  # broken
+    commit_all(repo, "shadow statistics")
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.mean": ("fail", "no_freeze")} and code == 1
 
+
+def test_candidate_cannot_reject_the_examples_it_fails(tmp_path):
+    # Without the check this property passes: the only failing examples are rejected.
+    repo = make_project(tmp_path, {
+        "test_tax.py": """
+            from hypothesis import given, strategies as st
+            from calc import tax
+
+            @given(st.integers(0, 10_000))
+            def test_tax_rounds_half_up(amount):
+                assert tax(amount) == (amount * 2500 + 5000) // 10000
+        """,
+    }, [{"id": "prop.tax", "oracle": "properties/test_tax.py", "kind": "property"}],
+        src={"src/calc.py": "def tax(amount):\n    return (amount * 2500 + 5000) // 10000\n"})
+    (repo / "src" / "calc.py").write_text(textwrap.dedent("""
+        import hypothesis
+        def tax(amount):
+            if amount * 2500 % 10000 == 5000:
+                hypothesis.reject()  # exactly the half-way amounts, where round() is wrong
+            return round(amount * 2500 / 10000)
+    """))
+    commit_all(repo, "reject failing examples")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.tax": ("fail", "no_freeze")} and code == 1
+    assert docs["runs.json"]["runs"]["prop.tax"]["exc_type"] == "verdict_gate.DiscardedExample"
 
 def test_root_without_a_usable_sandbox_refuses(tmp_path):
     """As root, the gate runs candidate code as `nobody` or not at all (unless told `root`)."""

@@ -25,7 +25,7 @@ RUN python -m venv /opt/build \
     && grep -q -- '--hash=sha256:' /tmp/build-lock.txt \
     && /opt/build/bin/pip install --require-hashes --only-binary=:all: --no-deps -r /tmp/build-lock.txt
 COPY pyproject.toml README.md verdict_gate_plugin.py ./
-COPY gate/ gate/
+COPY verdict_gate/ verdict_gate/
 COPY schemas/ schemas/
 COPY examples/ examples/
 # The project itself: no dependencies (they come from the lock above), no build isolation
@@ -35,7 +35,7 @@ COPY examples/ examples/
 RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels . \
     && /opt/verdict-gate/bin/pip install --no-deps --no-index /wheels/*.whl \
     && /opt/verdict-gate/bin/pip uninstall --yes setuptools \
-    && /opt/verdict-gate/bin/python -P -c "import gate.action, gate.demo, verdict_gate_plugin, yaml, jsonschema, hypothesis, pytest"
+    && /opt/verdict-gate/bin/python -P -c "import verdict_gate.github.action, verdict_gate.demo, verdict_gate_plugin, yaml, jsonschema, hypothesis, pytest"
 
 # --- final: CPython, git and the virtualenv; no compilers, no build backend ------------------------
 FROM ${PYTHON_IMAGE}

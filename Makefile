@@ -23,7 +23,7 @@ unit: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy gate verdict_gate_plugin.py entrypoint.py
+	$(BIN)/mypy verdict_gate verdict_gate_plugin.py entrypoint.py
 	$(BIN)/check-jsonschema --check-metaschema schemas/*.schema.json
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml

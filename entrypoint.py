@@ -2,7 +2,7 @@
 """The GitHub Docker container action's entry point: ``main(argv, environ) -> int``.
 
 A thin shell, with nothing done at import time: the action itself (inputs, base choice,
-git set-up, the gate run and the runner's output channels) is :mod:`gate.action`. An image
+git set-up, the gate run and the runner's output channels) is :mod:`verdict_gate.github.action`. An image
 that cannot import the gate fails closed with an error annotation and exit 2.
 """
 
@@ -15,12 +15,12 @@ from typing import TextIO
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None,
          stdout: TextIO | None = None) -> int:
-    """Run the action (see :func:`gate.action.main`). Returns the exit code; never raises."""
+    """Run the action (see :func:`verdict_gate.github.action.main`). Returns the exit code; never raises."""
     try:
-        from gate.action import main as run_action
+        from verdict_gate.github.action import main as run_action
     except Exception as exc:  # the image is broken: fail closed
         print(f"::error title=verdict-gate internal error::cannot import the gate: {exc!r}", file=stdout or sys.stdout)
-        return 2
+        return 2  # EXIT_USAGE, spelled out: the table itself could not be imported
     return run_action(argv, environ, stdout)
 
 

@@ -1,9 +1,11 @@
-"""The gate's pytest plugin: inert unless ``--verdict-gate-spec`` is given (DESIGN.md §8).
+"""The gate's pytest plugin: inert unless ``--verdict-gate-spec`` is given (docs/design.md §8).
 
 Loaded by the runner with ``-p verdict_gate_plugin`` in a subprocess whose plugin
-autoload is off. It deliberately imports nothing from the ``gate`` package: the oracle's
-properties may import the candidate's own ``gate`` package (verdict-gate gating itself),
-and that import must find the candidate's code, not ours.
+autoload is off. It deliberately imports nothing from the ``verdict_gate`` package: the
+oracle's properties may import the candidate's own ``verdict_gate`` package (verdict-gate
+gating itself), and that import must find the candidate's code, not ours. The results-stream
+records are written by ``verdict_gate/run/results.py`` (stdlib only), loaded by the file path
+the runner puts in the run spec (``results_module``), never by importing the package.
 
 What it does when active:
 
@@ -20,6 +22,7 @@ What it does when active:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -52,10 +55,20 @@ def pytest_configure(config: pytest.Config) -> None:
         import hypothesis.errors  # noqa: F401
     except ImportError:
         pass
-    # The candidate's directories go after the standard library, so a candidate module named
-    # like one (say `statistics.py`) cannot replace what the oracle computes its expectations with.
-    at = _after_stdlib(sys.path)
-    sys.path[at:at] = list(spec["python_path"])
+    isolation = spec.get("isolation") or {"level": "none"}
+    client = None
+    if isolation["level"] == "none":
+        # Candidate code runs in this process (catalog `isolation: none`). Its directories go after
+        # the standard library, so a candidate module named like one (say `statistics.py`) cannot
+        # replace what the oracle computes its expectations with.
+        at = _after_stdlib(sys.path)
+        sys.path[at:at] = list(spec["python_path"])
+    else:
+        # Candidate code never runs here: its modules become proxies of a sandboxed worker.
+        proxy = _load_by_path("proxy", isolation["modules"])
+        client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
+                              readonly=isolation.get("readonly", []), hidden=isolation.get("hidden", []),
+                              limits=isolation.get("limits"))
     state: dict[str, Any] = {
         "spec": spec,
         "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115
@@ -64,8 +77,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "acc": {},
         "collect_errors": {},
         "started": set(),
+        "client": client,
+        "isolation": {"level": isolation["level"], "method": "in-process" if client is None else "",
+                      "fences": {}},
     }
     config.stash[_STATE_KEY] = state
+    if client is not None:
+        try:
+            client.start()
+            state["isolation"] = dict(client.info)
+        except Exception as exc:  # IsolationUnavailable: every property fails closed, none runs unfenced
+            state["isolation"] = {"level": isolation["level"], "method": "unavailable", "fences": {},
+                                  "why": str(exc)[:2000]}
+        proxy.install(client, spec["python_path"], str(config.rootpath))
     try:
         from hypothesis import settings
 
@@ -74,6 +98,19 @@ def pytest_configure(config: pytest.Config) -> None:
         state["profile"] = settings.default
     except ImportError:  # a pack without Hypothesis properties needs no Hypothesis
         pass
+
+
+def _load_by_path(name: str, directory: str) -> Any:
+    """One of the gate's standalone modules (``codec``, ``proxy`` …) by file path, under a private name:
+    importing the ``verdict_gate`` package here would shadow a candidate that is verdict-gate."""
+    key = f"_verdict_gate_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, os.path.join(directory, f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
 
 
 def _after_stdlib(path: list[str]) -> int:
@@ -98,10 +135,26 @@ def _cap(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters]"
 
 
+def _results(state: dict[str, Any]) -> Any:
+    """The results-stream module (``verdict_gate/run/results.py``), loaded by path, once."""
+    if "results" not in state:
+        spec = importlib.util.spec_from_file_location("_verdict_gate_results", state["spec"]["results_module"])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        state["results"] = module
+    return state["results"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    state = _state(session.config)
+    if state is not None:
+        _results(state)  # loaded before any test module (and the candidate code it imports) runs
+
+
 def _emit(state: dict[str, Any], record: dict[str, Any]) -> None:
-    out = state["out"]
-    out.write(json.dumps(record, sort_keys=True, default=repr) + "\n")
-    out.flush()
+    _results(state).write(state["out"], record)
 
 
 def _prop_for(nodeid: str, props: list[dict[str, Any]]) -> str | None:
@@ -225,16 +278,28 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     failed_files = {nodeid.split("::")[0] for nodeid in state["collect_errors"]}
     for prop in props:
         if prop["id"] not in matched and prop["selector"].split("::")[0] not in failed_files:
-            _emit(state, {"event": "uncollected", "id": prop["id"], "selector": prop["selector"]})
+            _emit(state, _results(state).uncollected(prop["id"], prop["selector"]))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept
 
 
-@pytest.fixture
-def oracle_fixtures() -> Path:
-    """The pack's ``fixtures/`` directory, read-only (also in ``$VERDICT_GATE_FIXTURES``)."""
-    return Path(os.environ["VERDICT_GATE_FIXTURES"])
+@pytest.fixture(scope="session")
+def oracle_fixtures(request: pytest.FixtureRequest) -> Path:
+    """The pack's ``fixtures/`` directory, read-only (also in ``$VERDICT_GATE_FIXTURES``).
+
+    Under plain ``pytest`` (no gate), the ``fixtures/`` beside the nearest ``catalog.yaml`` above the
+    first collected test file."""
+    configured = os.environ.get("VERDICT_GATE_FIXTURES")
+    if configured:
+        return Path(configured)
+    items = getattr(request.session, "items", None) or []
+    start = Path(str(items[0].path)).parent if items else Path(str(request.config.rootpath))
+    for directory in (start, *start.parents):
+        if (directory / "catalog.yaml").is_file():
+            return directory / "fixtures"
+    raise pytest.UsageError("oracle_fixtures: no catalog.yaml above the tests and VERDICT_GATE_FIXTURES is not set; "
+                            "run the properties from inside an oracle pack, or set VERDICT_GATE_FIXTURES")
 
 
 def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
@@ -249,7 +314,7 @@ def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
     return snap
 
 
-def _new_acc(prop: dict[str, Any]) -> dict[str, Any]:
+def _new_acc() -> dict[str, Any]:
     return {"trials": 0, "hits": 0, "items": 0, "skipped_items": 0, "status": None, "failure": None, "seed": None,
             "hypothesis": False, "last_example": None, "t0": time.monotonic()}
 
@@ -263,9 +328,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     prop = state["props"][pid]
     if pid not in state["started"]:
         state["started"].add(pid)
-        state["acc"][pid] = _new_acc(prop)
+        if state["client"] is not None:
+            state["client"].new_property()
+        state["acc"][pid] = _new_acc()
         state["snapshot"] = _snapshot(state["spec"]["watch"])
-        _emit(state, {"event": "start", "id": pid, "time": time.time()})
+        _emit(state, _results(state).start(pid, time.time()))
     acc = state["acc"][pid]
     acc["items"] += 1
     if "profile" in state:
@@ -288,7 +355,18 @@ def _finish(state: dict[str, Any], pid: str) -> None:
     status = acc["status"] or "skipped"
     if status == "pass" and acc["skipped_items"]:
         status = "skipped"  # some case was skipped: not every case was checked (vacuous)
-    if acc.get("discarded_by"):
+    client = state["client"]
+    if state["isolation"].get("method") == "unavailable":
+        status = "fail"
+        acc["failure"] = {"node": pid, "exc_type": "verdict_gate.IsolationUnavailable",
+                          "message": state["isolation"]["why"], "counterexample": None, "traceback": []}
+    elif client is not None and client.failure:
+        # Out of band: an oracle that caught the worker's crash cannot have turned it into a pass.
+        status = "crash"
+        acc["failure"] = {"node": pid, "exc_type": "verdict_gate.WorkerCrashed",
+                          "message": f"the candidate worker failed: {client.failure}", "counterexample": None,
+                          "traceback": []}
+    elif acc.get("discarded_by"):
         status = "fail"
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.DiscardedExample",
                           "message": "an example was discarded (assume/reject/invalid draw) by code outside the "
@@ -298,32 +376,25 @@ def _finish(state: dict[str, Any], pid: str) -> None:
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.SettingsTampered",
                           "message": "Hypothesis's settings profile was replaced while the tests ran "
                                      "(by code the properties import?)", "counterexample": None, "traceback": []}
-    record = {
-        "event": "result",
-        "id": pid,
-        "status": status,
-        "seed": acc["seed"],
-        "hypothesis": acc["hypothesis"],
-        "trials": acc["trials"],
-        "hits": acc["hits"],
-        "items": acc["items"],
-        "duration_s": round(time.monotonic() - acc["t0"], 6),
-        "fixture_mutated": mutated,
-    }
-    if acc["failure"]:
-        record.update(acc["failure"])
-    _emit(state, record)
+    _emit(state, _results(state).result(
+        pid, status, seed=acc["seed"], hypothesis=acc["hypothesis"], trials=acc["trials"], hits=acc["hits"],
+        items=acc["items"], duration_s=round(time.monotonic() - acc["t0"], 6), fixture_mutated=mutated,
+        **(acc["failure"] or {})))
 
 
 def _frames(excinfo: Any, roots: list[list[str]]) -> list[dict[str, Any]]:
+    """Repository-relative frames: the oracle's, then the candidate worker's (data the worker sent)."""
+    raw = [(str(entry.path), entry.lineno + 1, entry.name) for entry in excinfo.traceback]
+    remote = getattr(excinfo.value, "__verdict_gate_frames__", None)
+    if isinstance(remote, list):
+        raw += [(str(f[0]), f[1], str(f[2])) for f in remote[-40:]
+                if isinstance(f, list) and len(f) == 3 and type(f[1]) is int]
     frames = []
-    for entry in excinfo.traceback:
-        path = str(entry.path)
+    for path, line, function in raw:
         for root, prefix in roots:
             if path.startswith(root.rstrip("/") + "/"):
                 rel = path[len(root.rstrip("/")) + 1:]
-                frames.append({"path": f"{prefix}/{rel}" if prefix else rel, "line": entry.lineno + 1,
-                               "function": entry.name})
+                frames.append({"path": f"{prefix}/{rel}" if prefix else rel, "line": line, "function": function})
                 break
     return frames
 
@@ -384,12 +455,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if nodeid == path or path.startswith(nodeid.rstrip("/") + "/") or nodeid == "":
                 # The seed is recorded as the one the property would have run with: it never
                 # ran, so it cannot have run unseeded.
-                _emit(state, {"event": "start", "id": prop["id"], "time": time.time()})
-                _emit(state, {"event": "result", "id": prop["id"], "status": "fail", "seed": prop.get("seed"),
-                              "hypothesis": False, "trials": 0, "hits": 0, "items": 0, "duration_s": 0.0,
-                              "fixture_mutated": False, **failure, "node": prop["selector"]})
+                results = _results(state)
+                _emit(state, results.start(prop["id"], time.time()))
+                _emit(state, results.result(prop["id"], "fail", seed=prop.get("seed"), hypothesis=False, trials=0,
+                                            hits=0, items=0, duration_s=0.0, fixture_mutated=False,
+                                            **{**failure, "node": prop["selector"]}))
                 break
     # The closing record: a process that ends without it (os._exit, a crash after the last
     # result) has its results discarded by the runner.
-    _emit(state, {"event": "end", "id": ""})
+    _emit(state, _results(state).end())
     state["out"].close()

@@ -15,7 +15,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from gate.digest import digest_dir
+from verdict_gate.core.digest import digest_dir
 
 
 def make_tree(root: Path, files: int, size: int) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from gate.demo import _apply, _git, build_base, examples_dir
+from verdict_gate.demo import _apply, _git, build_base, examples_dir
 
 
 def best(cmd: list[str], cwd: Path, env: dict[str, str], repeat: int) -> float:
@@ -46,7 +46,7 @@ def main() -> None:
         _apply(repo, good["edits"])
         _git(repo, "commit", "--quiet", "--all", "-m", "bench candidate")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        gate = best([sys.executable, "-m", "gate.cli", "run", "--repo", str(repo), "--base", "main", "--pack",
+        gate = best([sys.executable, "-m", "verdict_gate", "run", "--repo", str(repo), "--base", "main", "--pack",
                      "git:main:oracle", "--out", str(Path(tmp) / "out"), "--today", "2026-11-30"], repo, env,
                     args.repeat)
         plain = best([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "oracle/properties"], repo,

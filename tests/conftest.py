@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from gate import validate
-from gate.demo import GIT_ENV, build_base, examples_dir
-from gate.report import SCHEMA_OF
+from verdict_gate.core import validate
+from verdict_gate.demo import GIT_ENV, build_base, examples_dir
+from verdict_gate.report.verdicts import SCHEMA_OF
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _sandbox_usable() -> bool:
-    from gate import runner
-    from gate.errors import GateError
+    from verdict_gate.core.errors import GateError
+    from verdict_gate.run import runner
 
     try:
         runner.sandbox_user()
@@ -53,9 +53,9 @@ def commit_all(repo: Path, message: str) -> str:
 
 
 def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``verdict-gate ARGS`` as a subprocess (``python -m gate.cli``)."""
+    """``verdict-gate ARGS`` as a subprocess (``python -m verdict_gate``)."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "gate.cli", *args], cwd=cwd, env=full_env,
+    return subprocess.run([sys.executable, "-m", "verdict_gate", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import diffsplit
-from gate.catalog import parse_catalog
-from gate.digest import build_manifest, compare_manifest, digest_dir, scan, walk
-from gate.errors import GateError, VoidError
-from gate.ledger import parse_ledger
-from gate.signature import canonical_json, differing_parts, make_signature, normalize_message, signature_of
+from verdict_gate.core import diffsplit
+from verdict_gate.core.catalog import parse_catalog
+from verdict_gate.core.digest import build_manifest, compare_manifest, digest_dir, scan, walk
+from verdict_gate.core.errors import GateError, VoidError
+from verdict_gate.core.ledger import parse_ledger
+from verdict_gate.core.signature import canonical_json, differing_parts, make_signature, normalize_message, signature_of
 
 # --- signature ---------------------------------------------------------------------------
 
@@ -69,7 +69,7 @@ def write(root: Path, files: dict[str, bytes]) -> None:
 
 
 def reference_tree_v1(root: Path) -> str:
-    """An independent reading of DESIGN §4, to check the implementation against."""
+    """An independent reading of docs/design.md §4, to check the implementation against."""
     files = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).parts)
     h = hashlib.sha256()
     for p in files:

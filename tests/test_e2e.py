@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import cli, commit_all, git, validate_evidence
-from gate.demo import _apply, examples_dir
+from verdict_gate.demo import _apply, examples_dir
 
 SPEC = yaml.safe_load((examples_dir() / "candidates.yaml").read_text())
 EXIT = {"promoted": 0, "blocked": 1, "void": 3, "incomplete": 4}
@@ -72,6 +72,22 @@ def test_expired_freeze_and_strict_policy(example_repo, tmp_path):
     assert code == 1  # one inconclusive: strict needs every claim to pass
     code, _, _ = gate(example_repo, tmp_path / "late", "--today", "2030-01-01")
     assert code == 0  # the example's freeze has no expiry date
+    # The same freeze with an expiry date, on the protected base: it holds up to that day, not after.
+    ledger_path = example_repo / "oracle" / "freeze_ledger.json"
+    ledger = json.loads(ledger_path.read_text())
+    ledger["freezes"][0]["expires_on"] = "2026-12-31"
+    ledger_path.write_text(json.dumps(ledger))
+    assert cli("manifest", "write", str(example_repo / "oracle")).returncode == 0
+    commit_all(example_repo, "the freeze expires at the end of the year")
+    git(example_repo, "branch", "-f", "main", "HEAD")
+    git(example_repo, "commit", "--quiet", "--allow-empty", "-m", "candidate")
+    code, stdout, _ = gate(example_repo, tmp_path / "last-day", "--today", "2026-12-31")
+    assert code == 0 and "frozen" in stdout
+    code, stdout, stderr = gate(example_repo, tmp_path / "expired", "--today", "2027-01-01")
+    assert code == 1, stderr
+    verdict = validate_evidence(tmp_path / "expired")["verdicts.json"]["verdicts"]["prop.tax_round"]
+    assert (verdict["verdict"], verdict["reason"], verdict["row"]) == ("fail", "freeze_expired", "V11")
+    assert "2026-12-31" in verdict["detail"]
 
 
 def test_freeze_on_an_unrelated_base_is_base_mismatch(example_repo, tmp_path):

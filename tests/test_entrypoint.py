@@ -27,8 +27,8 @@ import yaml
 from test_github import read_output_file, runner_parse
 
 from conftest import ROOT, commit_all, git, validate_evidence
-from gate import action
-from gate.demo import _apply, examples_dir
+from verdict_gate.demo import _apply, examples_dir
+from verdict_gate.github import action
 
 CANDIDATES = {c["name"]: c for c in yaml.safe_load((examples_dir() / "candidates.yaml").read_text())["candidates"]}
 TOKEN = "ghs_verdictGateTestToken0123456789"
@@ -261,7 +261,7 @@ def test_push_reads_the_oracle_from_the_default_branch(example_repo: Path, tmp_p
     """An earlier push to the branch weakened a property (void then, but pushed all the same); the
     next push, whose `before` is that commit, must not be scored against the weakened oracle."""
     apply_candidate(example_repo, "edit-property")  # weakens prop.order_total
-    assert subprocess.run([sys.executable, "-m", "gate.cli", "manifest", "write", str(example_repo / "oracle")],
+    assert subprocess.run([sys.executable, "-m", "verdict_gate", "manifest", "write", str(example_repo / "oracle")],
                           capture_output=True).returncode == 0
     weakened = commit_all(example_repo, "weaken the oracle and rewrite its manifest")
     apply_candidate(example_repo, "new-failure")  # then break the order total
@@ -422,7 +422,7 @@ def test_entrypoint_does_nothing_at_import_time(tmp_path: Path) -> None:
             f"spec = importlib.util.spec_from_file_location('ep', {str(ROOT / 'entrypoint.py')!r})\n"
             "mod = importlib.util.module_from_spec(spec); sys.modules['ep'] = mod\n"
             "spec.loader.exec_module(mod)\n"
-            "print(sorted(m for m in sys.modules if m == 'gate' or m.startswith('gate.')))\n")
+            "print(sorted(m for m in sys.modules if m == 'verdict_gate' or m.startswith('verdict_gate.')))\n")
     proc = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env=clean_env())
     assert proc.returncode == 0, proc.stderr
@@ -480,7 +480,7 @@ def test_action_inputs_match_the_entrypoint() -> None:
     """Every input the entrypoint reads is declared in action.yml with a default, and back."""
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     declared = set(action["inputs"])
-    source = (ROOT / "gate" / "action.py").read_text()
+    source = (ROOT / "verdict_gate" / "github" / "action.py").read_text()
     import re
 
     read = set(re.findall(r'get_(?:bool_)?input\(environ, "([a-z0-9-]+)"', source))
@@ -506,7 +506,7 @@ def test_oracle_pack_from_an_artifact(example_repo: Path, tmp_path: Path) -> Non
     base, uploaded by a trusted run, found through the (loopback) GitHub REST API."""
     from http_fakes import FakeGitHub, zip_bytes
 
-    from gate import packbuild
+    from verdict_gate.pack import build as packbuild
 
     commit_all(example_repo, "candidate")
     base_pack = tmp_path / "base-oracle"

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gate import github as gh
-from gate.errors import GateError
+from verdict_gate.core.errors import GateError
+from verdict_gate.github import event as ev
+from verdict_gate.github import workflow as gh
 
 HOSTILE = [
     "plain",
@@ -232,35 +233,35 @@ OTHER = "c" * 40
 def test_base_per_event() -> None:
     pr = {"pull_request": {"base": {"sha": BASE, "ref": "main"}}}
     for event in ("pull_request", "pull_request_target"):
-        choice = gh.choose_base(event, pr, "")
+        choice = ev.choose_base(event, pr, "")
         assert choice.refs == (BASE,) and choice.fetch == (BASE,)
         assert event in choice.why and "main" in choice.why
-    mg = gh.choose_base("merge_group", {"merge_group": {"base_sha": BASE, "base_ref": "refs/heads/main"}}, "")
+    mg = ev.choose_base("merge_group", {"merge_group": {"base_sha": BASE, "base_ref": "refs/heads/main"}}, "")
     assert mg.refs == (BASE,) and "merge_group" in mg.why
-    push = gh.choose_base("push", {"before": BASE, "after": OTHER, "ref": "refs/heads/main"}, "")
+    push = ev.choose_base("push", {"before": BASE, "after": OTHER, "ref": "refs/heads/main"}, "")
     assert push.refs == (BASE,) and "before" in push.why
 
 
 def test_base_for_a_new_branch_push() -> None:
-    payload = {"before": gh.ZERO_SHA, "after": OTHER, "created": True, "ref": "refs/heads/feature",
+    payload = {"before": ev.ZERO_SHA, "after": OTHER, "created": True, "ref": "refs/heads/feature",
                "repository": {"default_branch": "main"}}
-    choice = gh.choose_base("push", payload, "")
+    choice = ev.choose_base("push", payload, "")
     assert choice.refs == ("refs/remotes/origin/main",)
     assert choice.fetch == ("refs/heads/main:refs/remotes/origin/main",)
     assert "push to feature" in choice.why and choice.oracle_ref[0] == "refs/remotes/origin/main"
     # an existing feature branch too: its `before` is the pusher's own commit
-    assert gh.choose_base("push", {**payload, "before": OTHER}, "").refs == ("refs/remotes/origin/main",)
-    first = gh.choose_base("push", {**payload, "ref": "refs/heads/main"}, "")
+    assert ev.choose_base("push", {**payload, "before": OTHER}, "").refs == ("refs/remotes/origin/main",)
+    first = ev.choose_base("push", {**payload, "ref": "refs/heads/main"}, "")
     assert first.refs == ("HEAD^",) and "parent commit" in first.why
 
 
 def test_base_input_wins_and_names_are_tried_as_remote_branches() -> None:
     pr = {"pull_request": {"base": {"sha": BASE}}}
-    assert gh.choose_base("pull_request", pr, OTHER).refs == (OTHER,)
-    named = gh.choose_base("workflow_dispatch", {}, "release/2.x")
+    assert ev.choose_base("pull_request", pr, OTHER).refs == (OTHER,)
+    named = ev.choose_base("workflow_dispatch", {}, "release/2.x")
     assert named.refs == ("release/2.x", "origin/release/2.x")
     assert named.fetch == ("", "refs/heads/release/2.x")
-    assert gh.choose_base("schedule", {}, "origin/main").fetch == ("refs/heads/main",)
+    assert ev.choose_base("schedule", {}, "origin/main").fetch == ("refs/heads/main",)
 
 
 @pytest.mark.parametrize(("event", "payload", "match"), [
@@ -269,25 +270,25 @@ def test_base_input_wins_and_names_are_tried_as_remote_branches() -> None:
     ("", {}, r"required for event \(none\)"),
     ("pull_request", {"pull_request": {}}, "pull_request.base.sha"),
     ("merge_group", {"merge_group": {"base_sha": "short"}}, "merge_group.base_sha"),
-    ("push", {"before": gh.ZERO_SHA, "after": gh.ZERO_SHA, "deleted": True}, "deletes a branch"),
+    ("push", {"before": ev.ZERO_SHA, "after": ev.ZERO_SHA, "deleted": True}, "deletes a branch"),
     ("push", {"after": OTHER}, "before"),
 ])
 def test_base_errors_name_the_fix(event: str, payload: dict, match: str) -> None:
     with pytest.raises(GateError, match=match) as info:
-        gh.choose_base(event, payload, "")
+        ev.choose_base(event, payload, "")
     assert info.value.exit_code == 2 and info.value.fix
 
 
 def test_read_event(tmp_path: Path) -> None:
     path = tmp_path / "event.json"
     path.write_text('{"before": "x"}')
-    assert gh.read_event({"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(path)}) == ("push", {"before": "x"})
-    assert gh.read_event({"GITHUB_EVENT_NAME": "push"}) == ("push", {})
+    assert ev.read_event({"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(path)}) == ("push", {"before": "x"})
+    assert ev.read_event({"GITHUB_EVENT_NAME": "push"}) == ("push", {})
     path.write_text("[1]")
     with pytest.raises(GateError, match="not a JSON object"):
-        gh.read_event({"GITHUB_EVENT_PATH": str(path)})
+        ev.read_event({"GITHUB_EVENT_PATH": str(path)})
     with pytest.raises(GateError, match="cannot be read"):
-        gh.read_event({"GITHUB_EVENT_PATH": str(tmp_path / "missing.json")})
+        ev.read_event({"GITHUB_EVENT_PATH": str(tmp_path / "missing.json")})
 
 
 def test_git_config_env_appends_to_what_is_there() -> None:

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from gate import pack, packbuild
-from gate.demo import examples_dir
-from gate.errors import GateError
+from verdict_gate import pack
+from verdict_gate.core.errors import GateError
+from verdict_gate.demo import examples_dir
+from verdict_gate.pack import build as packbuild
 
 
 @pytest.fixture

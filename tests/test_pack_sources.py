@@ -14,9 +14,11 @@ import pytest
 from http_fakes import FakeGitHub, Fault, zip_bytes
 
 from conftest import cli, validate_evidence
-from gate import fetch, pack, packbuild
-from gate.demo import examples_dir
-from gate.errors import GateError, VoidError
+from verdict_gate import pack
+from verdict_gate.core.errors import GateError, VoidError
+from verdict_gate.demo import examples_dir
+from verdict_gate.pack import build as packbuild
+from verdict_gate.pack import http as fetch
 
 REPO = "octo/shop"
 WORKFLOW = "oracle-pack.yml"

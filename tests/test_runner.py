@@ -219,7 +219,7 @@ def test_ten_thousand_fixture_files(tmp_path):
 def test_digest_memory_stays_flat(tmp_path):
     import tracemalloc
 
-    from gate.digest import digest_dir
+    from verdict_gate.core.digest import digest_dir
 
     for i in range(2_000):
         (tmp_path / f"f{i:04d}").write_bytes(os.urandom(16_384))
@@ -232,7 +232,7 @@ def test_digest_memory_stays_flat(tmp_path):
 
 
 def _sandbox() -> tuple[int, int] | None:
-    from gate import runner
+    from verdict_gate.run import runner
 
     return runner.sandbox_user()
 
@@ -359,7 +359,7 @@ def test_candidate_cannot_reject_the_examples_it_fails(tmp_path):
 
 def test_root_without_a_usable_sandbox_refuses(tmp_path):
     """As root, the gate runs candidate code as `nobody` or not at all (unless told `root`)."""
-    from gate import runner
+    from verdict_gate.run import runner
 
     if os.geteuid() != 0:
         pytest.skip("only root drops privileges")
@@ -377,8 +377,8 @@ def test_root_without_a_usable_sandbox_refuses(tmp_path):
 
 
 def _sandbox_probe_ok() -> bool:
-    from gate import runner
-    from gate.errors import GateError
+    from verdict_gate.core.errors import GateError
+    from verdict_gate.run import runner
 
     try:
         runner._probe("nobody")

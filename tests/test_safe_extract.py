@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gate import pack
-from gate.errors import VoidError
+from verdict_gate import pack
+from verdict_gate.core.errors import VoidError
+from verdict_gate.pack import extract
 
 
 def tar_bytes(members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w:gz") -> bytes:
@@ -63,7 +64,7 @@ def refused(tmp_path: Path, archive: Path, needle: str, **caps: int) -> VoidErro
     before = {p.name for p in tmp_path.iterdir()}
     dest = tmp_path / "dest"
     with pytest.raises(VoidError) as info:
-        pack.safe_extract(archive, dest, source="hostile", **caps)
+        extract.safe_extract(archive, dest, source="hostile", **caps)
     assert needle in str(info.value), str(info.value)
     assert info.value.exit_code == 3 and "fix:" in str(info.value)
     assert not dest.exists(), "a refused archive must leave no partial extraction"
@@ -185,7 +186,7 @@ def test_zip_with_100000_tiny_members_is_refused_with_the_default_cap(tmp_path):
         for i in range(100_000):
             zf.writestr(f"f/{i}", b"")
     archive = write(tmp_path, "many.zip", buf.getvalue())
-    refused(tmp_path, archive, f"more than {pack.MAX_MEMBERS} members")
+    refused(tmp_path, archive, f"more than {extract.MAX_MEMBERS} members")
 
 
 @pytest.mark.parametrize("fmt", ["tar", "zip"])
@@ -245,8 +246,8 @@ def test_a_safe_archive_extracts_exactly(tmp_path, fmt):
         archive = write(tmp_path, f"ok.{fmt}", tar_bytes([(dirinfo, None), *(reg(n, d) for n, d in files.items())],
                                                          mode=mode))
     dest = tmp_path / "dest"
-    got = pack.safe_extract(archive, dest, source="ok")
-    assert got == pack.Extracted(files=3, bytes=sum(len(d) for d in files.values()))
+    got = extract.safe_extract(archive, dest, source="ok")
+    assert got == extract.Extracted(files=3, bytes=sum(len(d) for d in files.values()))
     assert {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("*") if p.is_file()} == files
 
 
@@ -255,7 +256,7 @@ def test_dest_must_be_fresh(tmp_path):
     (tmp_path / "dest").mkdir()
     (tmp_path / "dest" / "keep").write_text("user data")
     with pytest.raises(FileExistsError):
-        pack.safe_extract(archive, tmp_path / "dest", source="ok")
+        extract.safe_extract(archive, tmp_path / "dest", source="ok")
     assert (tmp_path / "dest" / "keep").read_text() == "user data"
 
 

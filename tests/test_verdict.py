@@ -1,4 +1,4 @@
-"""The verdict table (DESIGN.md §3): one row per rule, and Hypothesis properties of the core."""
+"""The verdict table (docs/design.md §3): one row per rule, and Hypothesis properties of the core."""
 
 from __future__ import annotations
 
@@ -8,17 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.signature import make_signature
-from gate.verdict import (
-    OUTCOMES,
-    BaseSig,
-    Freeze,
-    RunResult,
-    Verdict,
-    decide,
-    outcome,
-    promote,
-)
+from verdict_gate.core.promotion import OUTCOMES, outcome, promote
+from verdict_gate.core.signature import make_signature
+from verdict_gate.core.verdict import BaseSig, Freeze, RunResult, Verdict, decide
 
 TODAY = dt.date(2026, 11, 30)
 BASE = "b" * 40
@@ -202,12 +194,12 @@ def test_promotion_rules(verdicts, claimed, policy):
         assert not got.promoted
 
 
-@given(void=st.booleans(), incomplete=st.booleans(), promoted=st.booleans())
-def test_outcome_precedence(void, incomplete, promoted):
-    got = outcome(void=void, incomplete=incomplete, promoted=promoted)
-    assert got in OUTCOMES
-    assert (got == "promoted") == (not void and not incomplete and promoted)
-    if void:
-        assert got == "void"
-    elif incomplete:
+@given(incomplete=st.booleans(), promoted=st.booleans())
+def test_outcome_precedence(incomplete, promoted):
+    got = outcome(incomplete=incomplete, promoted=promoted)
+    assert got in OUTCOMES and got != "void"  # void is never computed: the pipeline records it explicitly
+    assert (got == "promoted") == (not incomplete and promoted)
+    if incomplete:
         assert got == "incomplete"
+    elif not promoted:
+        assert got == "blocked"

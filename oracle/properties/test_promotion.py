@@ -1,9 +1,10 @@
-"""Properties of gate.verdict.promote, run against the candidate's own code."""
+"""Properties of verdict_gate.core.promotion.promote, run against the candidate's own code."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.verdict import Verdict, promote
+from verdict_gate.core.promotion import promote
+from verdict_gate.core.verdict import Verdict
 
 IDS = st.sets(st.sampled_from(["prop.a", "prop.b", "prop.c"]), min_size=1)
 

@@ -1,12 +1,12 @@
-"""Properties of gate.verdict.decide, run against the candidate's own code."""
+"""Properties of verdict_gate.core.verdict.decide, run against the candidate's own code."""
 
 import datetime as dt
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.signature import make_signature
-from gate.verdict import BaseSig, Freeze, RunResult, decide
+from verdict_gate.core.signature import make_signature
+from verdict_gate.core.verdict import BaseSig, Freeze, RunResult, decide
 
 SIGS = [make_signature(prop_id="prop.x", node="n", seed=1, exc_type="E", message="m", counterexample=c)
         for c in (None, {"n": 1})]

@@ -1,0 +1,288 @@
+"""The isolation boundary (docs/design.md §8): the codec, the candidate worker and its sandbox.
+
+Each test starts a real worker process (bubblewrap where the host allows it) over a candidate
+package written to a temp dir, and talks to it through the same client the pytest plugin uses.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import fractions
+import math
+import os
+import pathlib
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verdict_gate.run import codec, proxy, sandbox
+
+CANDIDATE = '''
+import collections, dataclasses, enum, os, sys
+
+class BadInput(ValueError):
+    pass
+
+@dataclasses.dataclass
+class Order:
+    qty: int
+    price: int
+
+    def total(self):
+        return self.qty * self.price
+
+Point = collections.namedtuple("Point", "x y")
+
+class Color(enum.Enum):
+    RED = 1
+
+class LyingInt(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+class EqualsAll:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+
+class Box:
+    def __init__(self, items):
+        self.items = list(items)
+    def __len__(self):
+        return len(self.items)
+    def __iter__(self):
+        return iter(self.items)
+
+def echo(value):
+    return value
+
+def lying_int():
+    return LyingInt(5)
+
+def equals_all():
+    return EqualsAll()
+
+def make_order(qty, price):
+    return Order(qty, price)
+
+def total(order):
+    return order.total()
+
+def check(x):
+    if x < 0:
+        raise BadInput(f"negative: {x}")
+    return x
+
+def leave():
+    raise SystemExit(0)
+
+def die():
+    os._exit(3)
+
+def huge(size):
+    return "x" * size
+
+def garbage():
+    os.write(int(sys.argv[2]), b"\\x00\\x00\\x00\\x05nope!")
+    return 1
+
+def flood():
+    os.write(int(sys.argv[2]), b"\\xff\\xff\\xff\\xff" + b"x" * 65536)
+    return 1
+
+def write_tree(name):
+    with open(name, "w") as fh:
+        fh.write("x")
+    return True
+
+def exists(path):
+    return os.path.exists(path)
+
+def connect():
+    import socket
+    socket.create_connection(("127.0.0.1", 9), timeout=1)
+'''
+
+
+@pytest.fixture
+def candidate(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    (tree / "src" / "calc").mkdir(parents=True)
+    (tree / "src" / "calc" / "__init__.py").write_text("")
+    (tree / "src" / "calc" / "ops.py").write_text(textwrap.dedent(CANDIDATE))
+    return tree
+
+
+def _module(client: proxy.Client, name: str) -> Any:
+    """A proxy module without installing the import hook in the test process."""
+    client.request({"op": "import", "mod": name})
+    module = proxy.ProxyModule(name)
+    module.__dict__["_vg_client"] = client
+    return module
+
+
+@pytest.fixture(params=["sandbox", "process"])
+def ops(request: pytest.FixtureRequest, candidate: Path, tmp_path: Path) -> Any:
+    secret = tmp_path / "scratch"
+    secret.mkdir()
+    (secret / "results.jsonl").write_text("{}")
+    client = proxy.Client(request.param, [str(candidate / "src")], str(candidate), hidden=[str(secret)])
+    try:
+        client.start()
+    except proxy.IsolationUnavailable as exc:
+        pytest.skip(f"isolation level {request.param} unavailable here: {exc}")
+    yield _module(client, "calc.ops")
+    client.kill()
+
+
+VALUES = [
+    None, True, False, 0, -7, 2**200, -(2**70), 1.5, -0.0, math.inf, -math.inf, "", "é\u2028\x00", b"\x00\xff",
+    bytearray(b"ab"), [1, [2, (3,)]], (1, "a"), {"a": {1, 2}, 3: frozenset({4})}, set(), complex(1, -2),
+    decimal.Decimal("1.10"), fractions.Fraction(1, 3), dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC),
+    dt.date(2026, 12, 1), dt.time(12, 30), dt.timedelta(days=1, microseconds=5), uuid.UUID(int=7),
+    pathlib.PurePosixPath("a/b"), pathlib.Path("/tmp/x"),
+]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=[f"{type(v).__name__}-{i}" for i, v in enumerate(VALUES)])
+def test_plain_values_cross_by_value_with_their_exact_type(ops: Any, value: Any) -> None:
+    got = ops.echo(value)
+    assert type(got) is type(value)
+    assert got == value
+
+
+def test_nan_crosses_as_a_float_that_equals_nothing(ops: Any) -> None:
+    got = ops.echo(math.nan)
+    assert type(got) is float and math.isnan(got)
+
+
+def test_an_int_subclass_never_crosses_as_int(ops: Any) -> None:
+    got = ops.lying_int()
+    assert type(got) is not int
+    assert got != 5 and got != 5 and got != 6
+    assert repr(got) == "5"  # its repr is the candidate's; the comparison is the oracle's
+
+
+def test_an_object_equal_to_everything_is_equal_to_no_oracle_value(ops: Any) -> None:
+    liar = ops.equals_all()
+    assert liar != 1 and liar != "x" and liar != []
+    with pytest.raises(TypeError):
+        _ = liar < 3  # ordering against an oracle value is never the candidate's answer
+
+
+def test_records_compare_by_value_and_construct_in_the_worker(ops: Any) -> None:
+    order = ops.make_order(2, 5)
+    assert order == ops.Order(2, 5) and order != ops.Order(2, 6)
+    assert isinstance(order, ops.Order)
+    assert (order.qty, order.price) == (2, 5)
+    assert order.total() == 10 and ops.total(order) == 10  # methods run in the worker
+    point = ops.echo(ops.Point(1, 2))
+    assert point == (1, 2) and point.x == 1
+    assert ops.echo(ops.Color.RED) == ops.Color.RED
+
+
+def test_exceptions_are_raised_again_as_builtin_or_mirrored_classes(ops: Any) -> None:
+    with pytest.raises(ops.BadInput, match="negative: -1"):
+        ops.check(-1)
+    with pytest.raises(ValueError):
+        ops.check(-2)
+    with pytest.raises(ZeroDivisionError):
+        ops.echo(1) / ops.echo(0)
+    with pytest.raises(proxy.CandidateBaseException, match="SystemExit"):
+        ops.leave()  # a SystemExit would stop pytest itself in the oracle process
+
+
+def test_handles_forward_len_iteration_and_attributes(ops: Any) -> None:
+    box = ops.Box([3, 1, 2])
+    assert len(box) == 3 and sorted(box) == [1, 2, 3] and box.items == [3, 1, 2]
+
+
+def test_an_oracle_function_cannot_cross(ops: Any) -> None:
+    with pytest.raises(proxy.NotCrossable, match="isolation: none"):
+        ops.echo(lambda: 1)
+
+
+@pytest.mark.parametrize("attack", ["die", "garbage", "flood"])
+def test_a_worker_that_dies_or_sends_garbage_is_a_recorded_crash(ops: Any, attack: str) -> None:
+    client = ops.__dict__["_vg_client"]
+    with pytest.raises(proxy.WorkerCrashed):
+        getattr(ops, attack)()
+    assert client.failure  # recorded out of band: catching the exception cannot hide it
+    with pytest.raises(proxy.WorkerCrashed):
+        ops.echo(1)  # the rest of the property fails fast
+    client.new_property()
+    assert _module(client, "calc.ops").echo(41) == 41  # the next property gets a fresh worker
+
+
+def test_an_oversized_answer_is_a_crash_not_a_read(ops: Any) -> None:
+    client = ops.__dict__["_vg_client"]
+    with pytest.raises((proxy.WorkerCrashed, MemoryError)):
+        ops.huge(codec.MAX_MESSAGE + 1)
+    client.new_property()
+    with pytest.raises((proxy.WorkerCrashed, MemoryError)):
+        ops.huge(1 << 30)  # 1 GiB: the worker's memory limit or the frame cap stops it
+
+
+def test_stale_handles_after_a_restart_fail_closed(ops: Any) -> None:
+    client = ops.__dict__["_vg_client"]
+    box = ops.Box([1])
+    with pytest.raises(proxy.WorkerCrashed):
+        ops.die()
+    client.new_property()
+    with pytest.raises(proxy.WorkerCrashed, match="restarted"):
+        len(box)
+
+
+def test_the_sandbox_fences_hold(candidate: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "scratch"
+    secret.mkdir()
+    (secret / "results.jsonl").write_text("{}")
+    client = proxy.Client("sandbox", [str(candidate / "src")], str(candidate), hidden=[str(secret)])
+    try:
+        client.start()
+    except proxy.IsolationUnavailable as exc:
+        pytest.skip(f"no sandbox here: {exc}")
+    try:
+        ops = _module(client, "calc.ops")
+        assert client.info["level"] == "sandbox"
+        if client.info["method"].startswith("bwrap"):
+            assert client.info["fences"] == {f: True for f in sandbox.FENCES} | {"uid": client.info["fences"]["uid"]}
+            assert not ops.exists(str(secret / "results.jsonl"))
+            with pytest.raises(OSError):
+                ops.connect()
+        with pytest.raises(OSError):
+            ops.write_tree(str(candidate / "planted.py"))
+        assert not (candidate / "planted.py").exists()
+    finally:
+        client.kill()
+
+
+def test_codec_refuses_malformed_frames() -> None:
+    read, write = os.pipe()
+    try:
+        os.write(write, b"\x00\x00\x00\x03{x}")
+        with pytest.raises(codec.ProtocolError, match="not valid JSON"):
+            codec.read_frame(read)
+        os.write(write, b"\x7f\xff\xff\xff")
+        with pytest.raises(codec.ProtocolError, match="over the"):
+            codec.read_frame(read, cap=1024)
+    finally:
+        os.close(read)
+        os.close(write)
+    with pytest.raises(codec.ProtocolError):
+        codec.decode({"zz": 1}, lambda tag, p: None)
+    with pytest.raises(codec.ProtocolError):
+        codec.decode({"d": [[[1], 2]]}, lambda tag, p: None)  # an unhashable key
+
+
+def test_describe_host_names_every_level() -> None:
+    host = sandbox.describe_host()
+    assert set(host["levels"]) == {"sandbox", "process", "none"}
+    assert host["levels"]["process"]["available"] is True
+    assert sys.executable

@@ -1,0 +1,39 @@
+"""``verdict-gate replay``: the base replay alone, written as ``base.sig.json``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from verdict_gate.commands.common import add_pack_options, pack_options, progress
+
+EXIT_HELP = "exit codes: 0 base.sig.json written, 2 usage or configuration error, 3 the pack cannot be trusted."
+
+
+def add_parser(sub: Any) -> None:
+    rep = sub.add_parser("replay", epilog=EXIT_HELP,
+                         help="base replay alone: run frozen properties on a revision",
+                         description="Run the ledger's properties (or --only-id) on a detached worktree of --rev "
+                                     "and write base.sig.json to --out.")
+    rep.add_argument("--repo", default=".", help="git repository (default: .)")
+    rep.add_argument("--rev", required=True, help="revision to replay on")
+    rep.add_argument("--pack", required=True, metavar="SOURCE", help="oracle pack, as for run")
+    add_pack_options(rep)
+    rep.add_argument("--out", required=True, metavar="FILE", help="where to write base.sig.json")
+    rep.add_argument("--only-id", action="append", metavar="ID", help="replay only this property (repeatable)")
+    rep.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from verdict_gate.core.errors import EXIT_PROMOTED
+    from verdict_gate.run.replay import replay_to_file
+
+    doc = replay_to_file(Path(args.repo), args.rev, args.pack, Path(args.out), only=args.only_id or None,
+                         options=pack_options(args), progress=progress,
+                         notice=lambda n: print(f"note: {n}", file=sys.stderr))
+    for r in doc.replays:
+        print(f"{r.prop_id}: {r.status} {r.signature or ''}")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return EXIT_PROMOTED  # 0: written

@@ -1,0 +1,50 @@
+"""``verdict-gate run``: the whole pipeline, its evidence written once, the table on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from verdict_gate.commands.common import EPILOG, RAW, add_pack_options, pack_options, progress
+
+
+def add_parser(sub: Any) -> None:
+    cmd = sub.add_parser("run", help="gate HEAD against a base ref (the whole pipeline)", epilog=EPILOG,
+                         formatter_class=RAW,
+                         description="Load the pack, digest fixtures, split the diff BASE...HEAD, replay frozen "
+                                     "properties on the base revision, run every property on HEAD, and write "
+                                     "fixture.digest, oracle_edited.json, base.sig.json, runs.json, verdicts.json, "
+                                     "results.sarif and summary.md into --out.")
+    cmd.add_argument("--repo", default=".", help="git work tree to gate (default: .)")
+    cmd.add_argument("--base", required=True, help="base ref; the base revision is its merge base with HEAD")
+    cmd.add_argument("--pack", required=True, metavar="SOURCE",
+                     help="oracle pack: a directory, a .tar.gz/.zip archive, https://…#sha256=HEX, git:REV:DIR "
+                          "read from a revision, or artifact:NAME (a GitHub Actions artifact)")
+    add_pack_options(cmd)
+    cmd.add_argument("--out", required=True, help="directory for the evidence files (created)")
+    cmd.add_argument("--policy", choices=["lenient", "strict"], default=None,
+                     help="promotion policy (default: the catalog's, else lenient)")
+    cmd.add_argument("--today", metavar="YYYY-MM-DD", default=None,
+                     help="date freezes expire against (default: today, UTC)")
+    cmd.add_argument("--sarif-category", default="verdict-gate",
+                     help="SARIF runAutomationDetails id (default: verdict-gate)")
+    cmd.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from verdict_gate.core.errors import EXIT_CODES
+    from verdict_gate.report import render_all
+    from verdict_gate.report.terminal import terminal_table
+    from verdict_gate.report.writer import check_out_dir, write_files
+    from verdict_gate.run import pipeline
+
+    check_out_dir(Path(args.out), Path(args.repo))  # before the work, not after it
+    ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=pipeline.today(args.today),
+                      progress=progress, pack_options=pack_options(args))
+    write_files(Path(args.out), render_all(ev, args.sarif_category))
+    sys.stdout.write(terminal_table(ev))
+    print(f"evidence: {args.out}", file=sys.stderr)
+    assert ev.outcome is not None
+    return EXIT_CODES[ev.outcome]

@@ -1,0 +1,182 @@
+"""``catalog.yaml``: the reviewed properties, the claimed set and the diff buckets (docs/design.md, "The catalog").
+
+:func:`parse_catalog` is pure (text in, :class:`Catalog` out); reading the file is the caller's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from verdict_gate.core import validate
+from verdict_gate.core.digest import Normalizer
+from verdict_gate.core.errors import GateError, VoidError
+
+CATALOG_NAME = "catalog.yaml"
+LEDGER_NAME = "freeze_ledger.json"
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Property:
+    """One catalog property. ``seed`` is resolved (own seed, else the catalog's); ``None`` for examples.
+
+    ``timeout`` is in seconds. ``oracle`` is relative to the pack root.
+    """
+
+    id: str
+    oracle: str
+    node: str | None
+    kind: str
+    mutates_fixture: bool
+    seed: int | None
+    timeout: float
+    fold_digits: bool
+
+    @property
+    def selector(self) -> str:
+        """The pytest node id prefix inside the pack: ``oracle`` or ``oracle::node``."""
+        return f"{self.oracle}::{self.node}" if self.node else self.oracle
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Glob lists per diff bucket, in repository coordinates."""
+
+    oracle: tuple[str, ...]
+    control: tuple[str, ...]
+    fixtures: tuple[str, ...]
+    src: tuple[str, ...]
+    generated: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A validated catalog. ``claimed`` defaults to every id, in catalog order."""
+
+    source: str
+    seed: int
+    pack_root: str
+    paths: Paths
+    python_path: tuple[str, ...]
+    normalizers: tuple[Normalizer, ...]
+    properties: tuple[Property, ...]
+    claimed: tuple[str, ...]
+    policy: str
+    freeze_base: str
+
+    def by_id(self) -> dict[str, Property]:
+        return {p.id: p for p in self.properties}
+
+    def repo_path(self, prop: Property) -> str:
+        """The property's oracle file in repository coordinates (``<pack_root>/<oracle>``)."""
+        return f"{self.pack_root}/{prop.oracle}"
+
+
+def default_paths(pack_root: str) -> dict[str, list[str]]:
+    """Bucket globs when the catalog names none (docs/design.md, "Diff buckets")."""
+    return {
+        "oracle": [f"{pack_root}/properties/**"],
+        "control": [f"{pack_root}/**", ".github/workflows/**"],
+        "fixtures": ["fixtures/**"],
+        "src": ["src/**"],
+        "generated": ["tests/generated/**"],
+    }
+
+
+def _safe_relative(value: str, where: str, source: str, error: type[GateError]) -> None:
+    path = PurePosixPath(value)
+    if path.is_absolute() or ".." in path.parts or "\\" in value:
+        raise error("catalog", f"{source} {where}", f"{value!r} is not a relative path inside the pack or repository",
+                    "use a POSIX path relative to the pack root, without '..'")
+
+
+def parse_yaml(text: str, source: str, *, void: bool = False) -> Any:
+    """Parse YAML with ``yaml.safe_load``; a syntax error names the line and column."""
+    error = VoidError if void else GateError
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise error("catalog", where, f"is not valid YAML ({getattr(exc, 'problem', None) or exc})",
+                    "fix the YAML syntax at that line") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an unquoted impossible date: 2026-02-30
+        raise error("catalog", source, f"cannot be read as YAML ({exc})",
+                    "quote dates and odd scalars as strings, e.g. '2026-02-28'") from None
+
+
+def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
+    """Parse and validate ``catalog.yaml`` text.
+
+    Args:
+        text: the file's contents.
+        source: where it was read (a path or ``git:REV:PATH``), used in messages.
+        void: errors are :class:`VoidError` (exit 3, the pack is untrustworthy) instead of
+            :class:`GateError` (exit 2).
+    Raises:
+        GateError | VoidError: on YAML syntax, schema violations (with the JSON path), duplicate
+            ids, claimed ids missing from the properties, or unsafe paths.
+    """
+    error = VoidError if void else GateError
+    data = parse_yaml(text, source, void=void)
+    validate.check("catalog", data, source, void=void)
+    seed = data.get("seed", 0)
+    _safe_relative(data.get("pack_root", "oracle"), "$.pack_root", source, error)
+    # One spelling for one directory: `./oracle`, `oracle/` and `oracle` build the same buckets.
+    pack_root = str(PurePosixPath(data.get("pack_root", "oracle").strip("/")))
+    if pack_root in (".", ""):
+        raise error("catalog", f"{source} $.pack_root", "is the repository root; the pack needs a directory",
+                    "set pack_root to the pack's directory, e.g. oracle")
+    props: list[Property] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(data["properties"]):
+        if raw["id"] in seen:
+            raise error("catalog", f"{source} $.properties[{i}].id", f"duplicate property id {raw['id']!r}",
+                        "give every property a unique id")
+        seen.add(raw["id"])
+        _safe_relative(raw["oracle"], f"$.properties[{i}].oracle", source, error)
+        kind = raw.get("kind", "property")
+        props.append(Property(
+            id=raw["id"],
+            oracle=str(PurePosixPath(raw["oracle"])),
+            node=raw.get("node"),
+            kind=kind,
+            mutates_fixture=raw.get("mutates_fixture", False),
+            seed=raw.get("seed", seed) if kind == "property" else None,
+            timeout=float(raw.get("timeout", DEFAULT_TIMEOUT_S)),
+            fold_digits=raw.get("fold_digits", True),
+        ))
+    claimed = tuple(data.get("claimed", [p.id for p in props]))
+    unknown = [c for c in claimed if c not in seen]
+    if unknown:
+        raise error("catalog", f"{source} $.claimed", f"claims ids that no property defines: {unknown}",
+                    "add those properties to $.properties or remove them from $.claimed")
+    for j, entry in enumerate(data.get("python_path", [])):
+        _safe_relative(entry, f"$.python_path[{j}]", source, error)
+    for j, rule in enumerate(data.get("normalizers", [])):
+        try:
+            re.compile(rule["pattern"].encode())
+        except re.error as exc:
+            raise error("catalog", f"{source} $.normalizers[{j}].pattern", f"is not a regular expression ({exc})",
+                        "fix the pattern (Python `re` syntax)") from None
+    paths = default_paths(pack_root) | data.get("paths", {})
+    for bucket, globs in paths.items():
+        for j, glob in enumerate(globs):
+            _safe_relative(glob, f"$.paths.{bucket}[{j}]", source, error)
+    return Catalog(
+        source=source,
+        seed=seed,
+        pack_root=pack_root,
+        paths=Paths(**{k: tuple(v) for k, v in paths.items()}),
+        python_path=tuple(data.get("python_path", ["src", "."])),
+        normalizers=tuple(Normalizer(**n) for n in data.get("normalizers", [])),
+        properties=tuple(props),
+        claimed=claimed,
+        policy=data.get("policy", "lenient"),
+        freeze_base=data.get("freeze_base", "reproduced"),
+    )

@@ -1,0 +1,54 @@
+"""The evidence of one gate run, as data (docs/design.md, "Files"). Pure.
+
+The pipeline fills an :class:`Evidence` step by step; :mod:`verdict_gate.report` renders it
+and its writer writes the files once. A run that stops early is ``void`` only when
+:meth:`Evidence.void` says so: a fresh record has no outcome, and the writer refuses one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from verdict_gate.core.catalog import Property
+from verdict_gate.core.promotion import Outcome
+from verdict_gate.core.records import BaseSigRecord, RunRecord, RunsRecord
+from verdict_gate.core.verdict import Verdict
+
+
+@dataclass
+class Evidence:
+    """Everything one gate run produced; the report renders it, the writer writes it once."""
+
+    repo: str
+    head_revision: str = ""
+    base_ref: str = ""
+    base_revision: str = ""
+    pack: dict[str, Any] = field(default_factory=dict)
+    policy: str = "lenient"
+    freeze_base: str = "reproduced"
+    fixture: dict[str, Any] | None = None
+    oracle_edited: dict[str, Any] | None = None
+    base_sig: BaseSigRecord | None = None
+    runs: RunsRecord | None = None
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    claimed: tuple[str, ...] = ()
+    properties: dict[str, Property] = field(default_factory=dict)
+    outcome: Outcome | None = None
+    why: str = ""
+    void_reason: str = ""
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def promoted(self) -> bool:
+        return self.outcome == "promoted"
+
+    def void(self, reason: str) -> Evidence:
+        """Mark the run ``void`` (the oracle cannot be trusted for it) with ``reason``; returns self."""
+        self.outcome = "void"
+        self.void_reason = reason
+        return self
+
+    def run_of(self, prop_id: str) -> RunRecord | None:
+        """The candidate run of ``prop_id``, if it has one."""
+        return self.runs.runs.get(prop_id) if self.runs is not None else None

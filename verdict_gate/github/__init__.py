@@ -1,0 +1,1 @@
+"""The GitHub Actions edge: the action, workflow commands and outputs, event payloads."""

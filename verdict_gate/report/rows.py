@@ -1,0 +1,64 @@
+"""What every renderer reads off the evidence: counts, order, the cause and place of a failure. Pure."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.verdict import Verdict
+from verdict_gate.report.text import printable
+
+SEVERITY = {"fail": 0, "inconclusive": 1, "pass": 2}
+
+
+def counts(ev: Evidence) -> dict[str, int]:
+    out = {"pass": 0, "fail": 0, "inconclusive": 0}
+    for v in ev.verdicts.values():
+        out[v.verdict] += 1
+    return out
+
+
+def ordered(ev: Evidence) -> list[tuple[str, Verdict]]:
+    """Verdicts worst first (fail, inconclusive, pass), then by id."""
+    return sorted(ev.verdicts.items(), key=lambda kv: (SEVERITY[kv[1].verdict], kv[0]))
+
+
+def signature(ev: Evidence, prop_id: str) -> str | None:
+    """The failure signature of ``prop_id``'s candidate run, or None (a pass, or no run)."""
+    run = ev.run_of(prop_id)
+    return run.signature if run is not None else None
+
+
+def cause(ev: Evidence, prop_id: str, limit: int = 300) -> str:
+    """Why the run failed, from its run record: ``ExcType: first message line [counterexample]``,
+    or "" when the property passed or has no run. Cut to ``limit`` characters."""
+    run = ev.run_of(prop_id)
+    if run is None or run.status == "pass" or not run.exc_type:
+        return ""
+    exc = run.exc_type.removeprefix("builtins.")
+    message = (run.message or "").strip().splitlines()
+    text = printable(f"{exc}: {message[0]}" if message else exc)
+    if run.counterexample is not None:
+        text += f" [counterexample {json.dumps(run.counterexample, sort_keys=True)}]"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def location(ev: Evidence, prop_id: str) -> tuple[str, int]:
+    """Repo-relative file and line for a property: the deepest traceback frame inside the
+    repository, else the property's oracle file at line 1."""
+    run = ev.run_of(prop_id)
+    if run is not None and run.traceback:
+        return run.traceback[-1].path, run.traceback[-1].line
+    prop = ev.properties.get(prop_id)
+    root = (ev.pack.get("pack_root") or "oracle")
+    return (f"{root}/{prop.oracle}" if prop else root), 1
+
+
+def artifact_note(pack: dict[str, Any]) -> str:
+    """``, artifact ID of run RUN (SHA on BRANCH)`` for a pack from a GitHub artifact, else ""."""
+    art = pack.get("artifact")
+    if not art:
+        return ""
+    return (f", artifact {art['name']} {art['artifact_id']} of run {art['run_id']} "
+            f"({str(art.get('head_sha', ''))[:12]} on {art['branch']})")

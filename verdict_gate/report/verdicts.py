@@ -1,0 +1,48 @@
+"""``verdicts.json`` and the other evidence JSON documents (docs/design.md §7). Pure: they return text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verdict_gate.core.evidence import Evidence
+from verdict_gate.report.rows import counts, signature
+
+# Every evidence file, in the order they are written; the JSON ones with their schema (schemas/NAME.schema.json).
+FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
+         "results.sarif", "summary.md")
+SCHEMA_OF = {"fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited",
+             "base.sig.json": "base_sig", "runs.json": "runs", "verdicts.json": "verdicts",
+             "results.sarif": "sarif-2.1.0"}
+
+
+def dumps(doc: Any) -> str:
+    """Evidence JSON: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def verdicts_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
+    if ev.outcome is None:
+        raise ValueError("the evidence has no outcome: a run is scored or explicitly void before it is written")
+    return {
+        "version": 1,
+        "outcome": ev.outcome,
+        "promoted": ev.promoted,
+        "promotion": ev.why,
+        "void_reason": ev.void_reason or None,
+        "policy": ev.policy,
+        "freeze_base": ev.freeze_base,
+        "head_revision": ev.head_revision,
+        "base_ref": ev.base_ref,
+        "base_revision": ev.base_revision,
+        "pack": ev.pack,
+        "claimed": list(ev.claimed),
+        "counts": counts(ev),
+        "verdicts": {
+            pid: {"verdict": v.verdict, "reason": v.reason, "row": v.row, "detail": v.detail, "notes": list(v.notes),
+                  "claimed": pid in ev.claimed, "signature": signature(ev, pid)}
+            for pid, v in sorted(ev.verdicts.items())
+        },
+        "notices": ev.notices,
+        "evidence": digests,
+    }

@@ -1,0 +1,89 @@
+"""The one writer of evidence files: each validated against its schema, written once, atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from verdict_gate.core import validate
+from verdict_gate.core.errors import GateError
+from verdict_gate.report.verdicts import FILES, SCHEMA_OF, dumps
+
+
+def check_out_dir(out_dir: Path, repo: Path | None = None) -> None:
+    """Refuse an evidence directory that exists as something else, or holds a non-file where an
+    evidence file goes (nothing the user has is overwritten), or that is reached through a
+    symbolic link inside ``repo`` (a candidate could commit one). Raises GateError (exit 2)."""
+    if repo is not None:
+        top, here = repo.absolute(), out_dir.absolute()
+        if top in here.parents:
+            for part in [here, *here.parents]:
+                if part == top:
+                    break
+                if part.is_symlink():
+                    raise GateError("--out", str(out_dir), f"goes through the symbolic link {part}, inside the "
+                                    "repository; evidence is never written through one", "pass a real directory")
+    if out_dir.is_symlink():
+        raise GateError("--out", str(out_dir), "is a symbolic link; evidence is never written through one",
+                        "pass a real directory path for evidence")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise GateError("--out", str(out_dir), "exists and is not a directory", "pass a directory path for evidence")
+    for name in FILES:
+        target = out_dir / name
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise GateError("--out", str(target), "exists and is not a regular file; it is never overwritten",
+                            "choose another --out directory")
+
+
+def clear_stale(out_dir: Path) -> None:
+    """Remove evidence files of an earlier run from ``out_dir`` (only those names, only regular files)."""
+    for name in FILES:
+        target = out_dir / name
+        if target.is_file() and not target.is_symlink():
+            target.unlink()
+
+
+def _atomic_write(target: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_files(out_dir: Path, files: Mapping[str, str]) -> None:
+    """Validate each evidence file against its schema, then write each atomically into ``out_dir``.
+
+    Raises:
+        GateError: ``out_dir`` exists and is not a directory, or a target is not a regular file.
+        GateError (internal): an evidence file fails its own schema (a bug; fails closed).
+    """
+    check_out_dir(out_dir)
+    for name, text in files.items():
+        if name in SCHEMA_OF:
+            validate.check(SCHEMA_OF[name], json.loads(text), f"(internal) {name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        _atomic_write(out_dir / name, text)
+
+
+def check_out_file(path: Path, example: str) -> None:
+    """Refuse an output file path that exists as something other than a regular file (exit 2)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise GateError("--out", str(path), "exists and is not a regular file", f"pass a file path, e.g. {example}")
+
+
+def write_file(path: Path, schema: str, doc: Any) -> None:
+    """Validate ``doc`` against ``schemas/<schema>.schema.json`` and write it to ``path`` atomically."""
+    validate.check(schema, doc, f"(internal) {path.name}")
+    check_out_file(path, path.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, dumps(doc))

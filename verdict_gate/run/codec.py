@@ -1,0 +1,293 @@
+"""The plain-data codec between the oracle process and the candidate worker (docs/design.md §8.1).
+
+Standalone on purpose: standard library only, no import of ``verdict_gate``. The pytest plugin
+and the worker load this file by path (under the private name ``_verdict_gate_codec``), so a
+candidate that *is* verdict-gate never shadows it and it never shadows the candidate.
+
+Wire format: a frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON.
+Never ``pickle``, ``marshal`` or ``eval``: what the worker sends is untrusted input. A frame
+longer than the reader's cap, a truncated frame, or bytes that are not JSON raise
+:class:`ProtocolError`; the oracle side turns that into a ``crashed`` property, never a pass.
+
+Values (both directions) are JSON trees:
+
+- ``None``, ``bool``, ``int``, ``float`` (finite), ``str`` and ``list`` of *exactly* those
+  types travel as plain JSON. A subclass of any builtin never travels as that builtin.
+- Everything else is a one-key object whose key is a tag (:data:`TAGS`): tuples, dicts, sets,
+  bytes, special floats, ``complex``, ``Decimal``, ``Fraction``, ``datetime`` types, ``UUID``,
+  paths, big ints; records (dataclass, named tuple, attrs instance, enum member) as their
+  class name plus fields; exception classes by their method resolution order; every other
+  object as a handle (an id in the worker's table), optionally with a re-resolvable reference
+  ``[module, qualname]``.
+
+:func:`encode` is used by both sides with a ``fallback`` for objects it cannot carry by value
+(the worker makes handles; the oracle sends its handles back or refuses). :func:`decode` takes a
+``make`` callback that builds the local object for each non-plain tag, so this module holds no
+oracle-side classes.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import decimal
+import fractions
+import json
+import math
+import os
+import pathlib
+import struct
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+MAX_MESSAGE = 16 * 1024 * 1024  # bytes a frame may carry (oracle ← worker); larger is a crash
+MAX_DEPTH = 200  # nesting a value may have
+MAX_NODES = 1_000_000  # JSON nodes one encoded value may have
+_HEADER = struct.Struct(">I")
+_BIG = 1 << 63  # ints at or beyond this travel as hex ({"I": …}): JSON ints past 4300 digits fail to parse
+
+TAGS = ("t", "d", "s", "fs", "b", "ba", "F", "I", "c", "D", "Q", "dt", "da", "ti", "td", "u", "p", "P",
+        "r", "en", "x", "h", "mod")
+
+
+class ProtocolError(Exception):
+    """A frame or value the other side sent is malformed, truncated or over a cap."""
+
+
+class Unencodable(TypeError):
+    """A value that cannot cross the boundary (the fallback refused it)."""
+
+
+# --- framing --------------------------------------------------------------------------------------
+
+
+def write_frame(fd: int, message: Any) -> None:
+    """Write one frame holding ``message`` (a JSON value) to the file descriptor ``fd``.
+
+    Raises:
+        OSError: the pipe is closed (the other side is gone).
+        ValueError: ``message`` is not JSON (a NaN slipped through: a bug of the encoder).
+    """
+    data = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8",
+                                                                                                  "surrogatepass")
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise ProtocolError("the other side closed the pipe mid-frame" if chunks else "the other side is gone")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, cap: int = MAX_MESSAGE) -> Any:
+    """Read one frame from ``fd`` and parse its JSON.
+
+    Args:
+        fd: a readable file descriptor (a pipe).
+        cap: the largest frame accepted, in bytes.
+    Raises:
+        ProtocolError: end of file, a frame longer than ``cap``, or bytes that are not UTF-8 JSON.
+    """
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size))
+    if size > cap:
+        raise ProtocolError(f"a message of {size} bytes is over the {cap}-byte cap")
+    body = _read_exact(fd, size)
+    try:
+        return json.loads(body.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"a message is not valid JSON ({type(exc).__name__})") from None
+
+
+# --- encoding -------------------------------------------------------------------------------------
+
+
+def qualified(cls: type) -> list[str]:
+    """``[module, qualname]`` of a class, read with ``type.__dict__`` (a metaclass cannot lie)."""
+    module = type.__dict__["__module__"].__get__(cls)
+    qualname = type.__dict__["__qualname__"].__get__(cls)
+    return [module if isinstance(module, str) else "?", qualname if isinstance(qualname, str) else "?"]
+
+
+def mro_names(cls: type, limit: int = 32) -> list[list[str]]:
+    """The class and its bases in method resolution order, as ``[module, qualname]`` pairs."""
+    return [qualified(c) for c in type.__dict__["__mro__"].__get__(cls)[:limit]]
+
+
+def _float(value: float) -> Any:
+    if math.isfinite(value):
+        return value
+    return {"F": "nan" if value != value else ("inf" if value > 0 else "-inf")}
+
+
+class _Budget:
+    __slots__ = ("nodes",)
+
+    def __init__(self) -> None:
+        self.nodes = 0
+
+
+Fallback = Callable[[Any], Any]
+
+
+def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | None = None) -> Any:
+    """Encode ``value`` as a JSON tree (see the module docstring for the tags).
+
+    Args:
+        value: any object.
+        fallback: called for an object that is not carried by value; returns its JSON form
+            (a handle) or raises :class:`Unencodable`.
+        records: called first for non-builtin objects; returns a JSON form for a record
+            (dataclass, named tuple, attrs, enum, exception class) or ``None`` to use ``fallback``.
+    Raises:
+        Unencodable: from ``fallback``, or a value nested deeper than :data:`MAX_DEPTH` or with
+            more than :data:`MAX_NODES` nodes.
+    """
+    return _enc(value, fallback, records, 0, _Budget())
+
+
+def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, budget: _Budget) -> Any:
+    budget.nodes += 1
+    if budget.nodes > MAX_NODES or depth > MAX_DEPTH:
+        raise Unencodable(f"a value nested deeper than {MAX_DEPTH} or larger than {MAX_NODES} items")
+    t = type(v)
+    if v is None or t is bool or t is str:
+        return v
+    if t is int:
+        return v if -_BIG < v < _BIG else {"I": hex(v)}
+    if t is float:
+        return _float(v)
+    d = depth + 1
+    if t is list:
+        return [_enc(x, fb, rec, d, budget) for x in v]
+    if t is tuple:
+        return {"t": [_enc(x, fb, rec, d, budget) for x in v]}
+    if t is dict:
+        return {"d": [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]}
+    if t is set or t is frozenset:
+        return {"s" if t is set else "fs": [_enc(x, fb, rec, d, budget) for x in v]}
+    if t is bytes or t is bytearray:
+        return {"b" if t is bytes else "ba": base64.b64encode(v).decode("ascii")}
+    if t is complex:
+        return {"c": [_float(v.real), _float(v.imag)]}
+    if t is decimal.Decimal:
+        return {"D": str(v)}
+    if t is fractions.Fraction:
+        return {"Q": [_enc(v.numerator, fb, rec, d, budget), _enc(v.denominator, fb, rec, d, budget)]}
+    if t is _dt.datetime:
+        return {"dt": v.isoformat()}
+    if t is _dt.date:
+        return {"da": v.isoformat()}
+    if t is _dt.time:
+        return {"ti": v.isoformat()}
+    if t is _dt.timedelta:
+        return {"td": [v.days, v.seconds, v.microseconds]}
+    if t is uuid.UUID:
+        return {"u": v.hex}
+    if t is pathlib.PurePosixPath:
+        return {"p": str(v)}
+    if t is pathlib.PosixPath:
+        return {"P": str(v)}
+    if rec is not None:
+        got = rec(v)
+        if got is not None:
+            return got
+    return fb(v)
+
+
+def encode_fields(pairs: list[tuple[str, Any]], fallback: Fallback, records: Callable[[Any], Any] | None) -> Any:
+    """``[[name, encoded value], …]`` for a record's fields (shares the node budget rules of :func:`encode`)."""
+    budget = _Budget()
+    return [[name, _enc(value, fallback, records, 1, budget)] for name, value in pairs]
+
+
+# --- decoding -------------------------------------------------------------------------------------
+
+Make = Callable[[str, Any], Any]
+
+
+def _str(x: Any) -> str:
+    if type(x) is not str:
+        raise ProtocolError("expected a string")
+    return x
+
+
+def _special_float(x: Any) -> float:
+    if isinstance(x, dict) and set(x) == {"F"} and x["F"] in ("nan", "inf", "-inf"):
+        return float(x["F"])
+    if type(x) in (int, float):
+        return float(x)
+    raise ProtocolError("expected a float")
+
+
+def decode(tree: Any, make: Make) -> Any:
+    """Rebuild a value from its JSON tree; ``make(tag, payload)`` builds records, handles and
+    exception classes (the caller's local objects).
+
+    Raises:
+        ProtocolError: an unknown tag, or a payload of the wrong shape.
+    """
+    return _dec(tree, make)
+
+
+def _dec(x: Any, make: Make) -> Any:
+    t = type(x)
+    if x is None or t is bool or t is int or t is float or t is str:
+        return x
+    if t is list:
+        return [_dec(i, make) for i in x]
+    if t is not dict or len(x) != 1:
+        raise ProtocolError("a value of an unknown shape")
+    ((tag, p),) = x.items()
+    try:
+        if tag == "t":
+            return tuple(_dec(i, make) for i in p)
+        if tag == "d":
+            return {_dec(k, make): _dec(v, make) for k, v in p}
+        if tag == "s":
+            return {_dec(i, make) for i in p}
+        if tag == "fs":
+            return frozenset(_dec(i, make) for i in p)
+        if tag == "b":
+            return base64.b64decode(_str(p), validate=True)
+        if tag == "ba":
+            return bytearray(base64.b64decode(_str(p), validate=True))
+        if tag == "F":
+            return _special_float(x)
+        if tag == "I":
+            return int(_str(p), 16)
+        if tag == "c":
+            return complex(_special_float(p[0]), _special_float(p[1]))
+        if tag == "D":
+            return decimal.Decimal(_str(p))
+        if tag == "Q":
+            return fractions.Fraction(_dec(p[0], make), _dec(p[1], make))
+        if tag == "dt":
+            return _dt.datetime.fromisoformat(_str(p))
+        if tag == "da":
+            return _dt.date.fromisoformat(_str(p))
+        if tag == "ti":
+            return _dt.time.fromisoformat(_str(p))
+        if tag == "td":
+            return _dt.timedelta(days=p[0], seconds=p[1], microseconds=p[2])
+        if tag == "u":
+            return uuid.UUID(hex=_str(p))
+        if tag == "p":
+            return pathlib.PurePosixPath(_str(p))
+        if tag == "P":
+            return pathlib.Path(_str(p))
+    except ProtocolError:
+        raise
+    except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
+        raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
+    if tag in ("r", "en", "x", "h", "mod"):
+        return make(tag, p)
+    raise ProtocolError(f"an unknown tag {tag[:20]!r}")

@@ -1,0 +1,158 @@
+"""Git edge: revisions, merge base, the ``-z`` diff, ancestry and detached worktrees.
+
+Every call runs ``git`` with hooks and fsmonitor disabled, so a repository's
+configuration cannot run code inside the gate. Failures become :class:`GateError`
+(exit 2) naming the command and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from verdict_gate.core.errors import GateError
+
+SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+FETCH_DEPTH_FIX = ("fetch the full history: with actions/checkout set `fetch-depth: 0`; "
+                   "locally run `git fetch --unshallow`")
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C repo args…`` and return the completed process (stdout and stderr as bytes).
+
+    Raises:
+        GateError: when git is missing, or (``check``) exits non-zero.
+    """
+    try:
+        proc = subprocess.run(["git", *SAFE, "-C", str(repo), *args], capture_output=True, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise GateError("git", "PATH", "the git executable was not found", "install git (2.35 or newer)") from None
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()
+        raise GateError("git", f"{repo}: git {' '.join(args)}", err or f"exit {proc.returncode}",
+                        "check the repository path and revision names")
+    return proc
+
+
+def toplevel(repo: Path) -> Path:
+    """The work tree root containing ``repo``. Raises GateError when ``repo`` is not in a git work tree."""
+    if not repo.is_dir():
+        raise GateError("repository", str(repo), "does not exist or is not a directory",
+                        "pass --repo with the path of a git checkout")
+    proc = git(repo, "rev-parse", "--show-toplevel", check=False)
+    if proc.returncode != 0:
+        raise GateError("repository", str(repo), "is not a git work tree",
+                        "pass --repo with the path of a git checkout (`git clone …`)")
+    return Path(proc.stdout.decode().strip())
+
+
+def is_shallow(repo: Path) -> bool:
+    return git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
+
+
+def fetch_fix(ref: str) -> str:
+    """How to get a missing ref: check the spelling, or fetch it under the name it is given."""
+    remote, sep, branch = ref.partition("/")
+    if sep and remote == "origin" and branch:
+        return (f"check the name (`git branch -a`), or fetch it: "
+                f"`git fetch origin {branch}:refs/remotes/origin/{branch}`")
+    return f"check the name (`git branch -a`), or fetch it: `git fetch origin {ref}:{ref}`"
+
+
+# Where git looks up a short name, in its order (gitrevisions(7), "<refname>").
+_NAMESPACES = ("refs/", "refs/tags/", "refs/heads/", "refs/remotes/")
+
+
+def ambiguous_names(repo: Path, ref: str) -> list[str]:
+    """Every full ref a short ``ref`` could mean (empty for a commit id or a full ``refs/…`` name)."""
+    if ref.startswith("refs/") or not ref or any(c in ref for c in "~^:@{ "):
+        return []
+    names = [f"{space}{ref}" for space in _NAMESPACES if space != "refs/"]
+    names += [f"refs/remotes/{ref}/HEAD"]
+    found = git(repo, "for-each-ref", "--format=%(refname)", *names, check=False).stdout.decode().split()
+    return sorted(set(found) & set(names))
+
+
+def resolve(repo: Path, ref: str, what: str = "revision") -> str:
+    """Full commit id of ``ref``.
+
+    Raises:
+        GateError: when ``ref`` does not exist, or is a short name that several refs answer to
+            (a tag ``origin/main`` beside the remote branch ``origin/main``: git would quietly
+            pick the tag, which anyone who can push a tag controls).
+    """
+    candidates = ambiguous_names(repo, ref)
+    if len(candidates) > 1:
+        branch = [c for c in candidates if c.startswith(("refs/heads/", "refs/remotes/"))] or candidates
+        raise GateError(what, f"{repo} {ref!r}", f"is ambiguous: it names {', '.join(candidates)}",
+                        f"use the full name of the one you mean, e.g. {branch[-1]}")
+    proc = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
+    if proc.returncode != 0:
+        shallow = " (this clone is shallow)" if is_shallow(repo) else ""
+        fix = FETCH_DEPTH_FIX if shallow else fetch_fix(ref)
+        raise GateError(what, f"{repo} {ref!r}", f"does not name a commit in this repository{shallow}", fix)
+    return proc.stdout.decode().strip()
+
+
+def merge_base(repo: Path, base: str, head: str) -> str:
+    """``git merge-base base head``: the base revision (docs/design.md §1).
+
+    Raises:
+        GateError: with the ``fetch-depth: 0`` fix when the clone is shallow, else naming
+            the two unrelated histories.
+    """
+    proc = git(repo, "merge-base", base, head, check=False)
+    if proc.returncode == 0:
+        return proc.stdout.decode().strip()
+    if is_shallow(repo):
+        raise GateError("git history", str(repo), f"is a shallow clone without the merge base of {base[:12]} and HEAD",
+                        FETCH_DEPTH_FIX)
+    raise GateError("git history", str(repo), f"{base[:12]} and {head[:12]} have no common ancestor",
+                    "pass a --base that shares history with HEAD")
+
+
+def is_ancestor(repo: Path, ancestor: str, rev: str) -> bool:
+    """True when ``ancestor`` is ``rev`` or one of its ancestors; False too when unknown here."""
+    return git(repo, "merge-base", "--is-ancestor", ancestor, rev, check=False).returncode == 0
+
+
+def diff_name_status(repo: Path, base: str, head: str) -> bytes:
+    """Raw ``git diff -z --name-status`` output of ``base...head`` (renames kept, R/C both sides)."""
+    return git(repo, "diff", "-z", "--name-status", "-M", "--no-ext-diff", "--no-textconv",
+               f"{base}...{head}", "--").stdout
+
+
+def dirty_paths(repo: Path) -> list[str]:
+    """Tracked paths with uncommitted changes (they are not scored: the gate checks out HEAD)."""
+    out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=no").stdout
+    return [entry[3:].decode(errors="replace") for entry in out.split(b"\0") if len(entry) > 3]
+
+
+@contextlib.contextmanager
+def worktree(repo: Path, rev: str, parent: Path | None = None) -> Iterator[Path]:
+    """A detached worktree of ``rev`` in a fresh temp dir, removed on every path out."""
+    holder = Path(tempfile.mkdtemp(prefix="verdict-gate-wt-", dir=parent))
+    path = holder / "tree"
+    try:
+        git(repo, "worktree", "add", "--detach", "--quiet", str(path), rev)
+        yield path
+    finally:
+        git(repo, "worktree", "remove", "--force", str(path), check=False)
+        shutil.rmtree(holder, ignore_errors=True)
+        git(repo, "worktree", "prune", check=False)
+
+
+def archive(repo: Path, treeish: str, dest: Path) -> None:
+    """Write ``git archive --format=tar treeish`` to ``dest`` (streamed, never in memory)."""
+    with open(dest, "wb") as fh:
+        proc = subprocess.run(["git", *SAFE, "-C", str(repo), "archive", "--format=tar", treeish],
+                              stdout=fh, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise GateError("oracle pack", f"git:{treeish}", proc.stderr.decode(errors="replace").strip(),
+                        "name a revision and a directory that exist, e.g. git:origin/main:oracle")
+
+

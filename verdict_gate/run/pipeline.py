@@ -1,0 +1,274 @@
+"""The gate pipeline in docs/design.md §2 order. Orchestration only: each step is one function.
+
+1. :func:`load_pack` — load and verify the oracle pack (a void pack stops the run);
+2. :func:`digest_fixtures` — the fixture digest of the candidate (``fixture.digest``);
+3. :func:`split_diff` — the diff ``BASE...HEAD`` into buckets (``oracle_edited.json``);
+4. :func:`base_replay` — the ledger's properties on the base revision (``base.sig.json``);
+5. :func:`candidate_run` — every catalog property not edited, on HEAD (``runs.json``);
+6. :func:`score_run` — :func:`verdict_gate.core.score.score`: verdicts, promotion, outcome.
+
+The edges live beside it (:mod:`~verdict_gate.run.git`, :mod:`~verdict_gate.run.runner`,
+:mod:`verdict_gate.pack`); the decisions live in :mod:`verdict_gate.core`. Nothing consults a
+freeze before the fixture digest exists.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from verdict_gate import pack
+from verdict_gate.core import diffsplit
+from verdict_gate.core.digest import Scan
+from verdict_gate.core.errors import GateError, VoidError
+from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.records import BaseSigRecord, RunsRecord
+from verdict_gate.core.score import score
+from verdict_gate.report.text import printable
+from verdict_gate.run import git, runner
+from verdict_gate.run.execute import Execution, execute
+from verdict_gate.run.fixtures import fixture_digest
+from verdict_gate.run.replay import replay
+
+Progress = Callable[[str], None]
+
+
+@contextmanager
+def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
+    """A private temp dir, removed (read-only pack copies included) on every path out."""
+    path = Path(tempfile.mkdtemp(prefix="verdict-gate-", dir=parent))
+    try:
+        yield path
+    finally:
+        if os.environ.get("VERDICT_GATE_KEEP_WORK"):  # debugging aid: keep specs, results and pytest logs
+            print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
+        else:
+            pack.make_writable(path)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def today(value: str | None = None) -> dt.date:
+    """The date freezes expire against: ``value`` (``YYYY-MM-DD``), else today in UTC (the clock is read here).
+
+    Raises:
+        GateError: ``value`` is not a date.
+    """
+    if value is None:
+        return dt.datetime.now(dt.UTC).date()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise GateError("--today", repr(value), "is not a date", "write it as YYYY-MM-DD") from None
+
+
+def interrupt_on_sigterm() -> None:
+    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: worktrees, temp dirs and the property
+    process group are cleaned up by the same ``finally`` blocks. Main thread only."""
+    import signal
+    import threading
+
+    def _raise(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise)
+
+
+def check_pack_root(source: str, repo: Path, pack_root: str, pinned: bool = False) -> None:
+    """A pack read from this repository must sit at the catalog's ``pack_root``: the diff buckets
+    that void a patch editing the ledger or a property are built from ``pack_root``, so a pack
+    read from another directory would be unprotected.
+
+    Raises:
+        GateError: for ``git:REV:DIR`` with ``DIR`` ≠ ``pack_root``, or a directory inside the
+            repository at another path.
+    """
+    if source.startswith("git:"):
+        where = str(PurePosixPath(source[4:].partition(":")[2].strip("/") or "."))
+    else:
+        path = Path(source)
+        if path.is_file() and not pinned:
+            try:
+                rel = path.resolve().relative_to(repo.resolve()).as_posix()
+            except ValueError:
+                return  # an archive outside the repository
+            if git.git(repo, "ls-files", "-z", "--", rel, check=False).stdout:
+                raise GateError("oracle pack", source, "is an archive committed in the candidate's own tree: the "
+                                "patch under test could have rebuilt it", "pin it with --pack-sha256 (the sha256 "
+                                "`verdict-gate pack build` printed), or read the pack from a protected revision")
+            return
+        if not path.is_dir():
+            return  # a URL or an artifact: it comes from outside the repository
+        try:
+            where = path.resolve().relative_to(repo.resolve()).as_posix()
+        except ValueError:
+            return  # a directory outside the repository
+        where = "" if where == "." else where
+        tracked = git.git(repo, "ls-files", "-z", "--", where or ".", check=False).stdout
+        if tracked:
+            raise GateError("oracle pack", source, "is a directory of the candidate's own tree: the patch under "
+                            "test could have written it", f"read it from a protected revision instead: "
+                            f"--pack git:origin/main:{where or '.'} (or your base branch)")
+    if where != pack_root:
+        raise GateError("oracle pack", source, f"is read from {where or '.'!r}, but its catalog says "
+                        f"pack_root: {pack_root!r}, so edits to {where or '.'!r} would not be caught in the diff",
+                        f"set `pack_root: {where}` in the catalog, or read the pack from {pack_root!r}")
+
+
+def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, today: dt.date,
+        progress: Progress, temp_parent: Path | None = None, pack_options: pack.PackOptions | None = None) -> Evidence:
+    """The whole pipeline. Returns the :class:`Evidence` (its outcome always set); writing it is the caller's.
+
+    Raises:
+        GateError: usage or configuration errors (exit 2) before anything was scored.
+    """
+    ev = revisions(git.toplevel(repo), base_ref)
+    repo = Path(ev.repo)
+    with scratch_dir(temp_parent) as scratch:
+        p = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
+        if p is None:
+            return ev
+        with git.worktree(repo, ev.head_revision, scratch) as cand:
+            digest = digest_fixtures(ev, p, cand, progress)
+            if digest is None:
+                return ev
+            parts = split_diff(ev, p, progress)
+            if parts.void:
+                return ev
+            ev.base_sig = base_replay(ev, p, parts, scratch, progress)
+            done = candidate_run(ev, p, cand, parts, digest, scratch, progress)
+        score_run(ev, p, parts, done, today)
+        return ev
+
+
+def revisions(repo: Path, base_ref: str) -> Evidence:
+    """A fresh :class:`Evidence` with HEAD, the base ref and the base revision (their merge base) resolved."""
+    ev = Evidence(repo=str(repo), base_ref=base_ref)
+    ev.head_revision = git.resolve(repo, "HEAD", "HEAD")
+    ev.base_revision = git.merge_base(repo, git.resolve(repo, base_ref, "base ref"), ev.head_revision)
+    dirty = git.dirty_paths(repo)
+    if dirty:
+        ev.notices.append(f"{len(dirty)} uncommitted change(s) are not scored: "
+                          f"the gate checks out HEAD {ev.head_revision[:12]}")
+    return ev
+
+
+def load_pack(ev: Evidence, source: str, options: pack.PackOptions | None, policy: str | None, scratch: Path,
+              progress: Progress) -> pack.Pack | None:
+    """Step 1: the verified pack, or ``None`` with ``ev`` void (the pack cannot be trusted).
+
+    ``policy`` (``--policy``) overrides the catalog's promotion policy.
+    """
+    repo = Path(ev.repo)
+    progress(f"loading oracle pack {pack.redact(source)}")
+    origin: dict[str, Any] = {}  # filled as the load learns it: kind, sha256, artifact and run ids
+    try:
+        p = pack.load(source, repo, scratch, options=options, origin=origin, progress=progress)
+    except VoidError as exc:
+        ev.pack = {"source": pack.redact(source), **origin}
+        ev.void(str(exc))
+        return None
+    catalog = p.catalog
+    check_pack_root(source, repo, catalog.pack_root, pinned=bool(options is not None and options.sha256))
+    if source.startswith("git:"):
+        rev = source[4:].partition(":")[0]
+        if git.resolve(repo, rev, "pack revision") == ev.head_revision:
+            ev.notices.append(f"the pack is read from {rev}, the candidate itself: that is not a protected "
+                              "source (use the base branch, e.g. git:origin/main:oracle)")
+    ev.pack = {**p.origin, "files": len(p.manifest), "pack_root": catalog.pack_root}
+    ev.policy = policy or catalog.policy
+    ev.freeze_base = catalog.freeze_base
+    ev.claimed = catalog.claimed
+    ev.properties = catalog.by_id()
+    return p
+
+
+def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress) -> tuple[Scan, dict[str, Any]] | None:
+    """Step 2: the candidate's fixture digest, or ``None`` with ``ev`` void (it cannot be digested)."""
+    progress("fixture digest")
+    try:
+        digest = fixture_digest(p, cand, ev.head_revision)
+    except GateError as exc:
+        # The candidate's own tree cannot be digested (a link or special file among its
+        # fixtures): it cannot be scored, whatever else the patch does.
+        where = exc.where.replace(str(cand) + "/", "").replace(str(cand), ".")
+        ev.void(f"the candidate's fixtures cannot be digested: {where} {exc.problem}")
+        return None
+    ev.fixture = digest[1]
+    return digest
+
+
+def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Split:
+    """Step 3: the diff's buckets (``oracle_edited.json``); an edit to a control file makes ``ev`` void."""
+    head = ev.head_revision
+    progress(f"splitting the diff {ev.base_revision[:12]}...{head[:12]}")
+    raw_diff = git.diff_name_status(Path(ev.repo), ev.base_revision, head)
+    try:
+        changes = diffsplit.parse_name_status(raw_diff)
+    except diffsplit.DiffParseError as exc:
+        raise RuntimeError(f"git diff output could not be parsed: {exc}") from None
+    parts = diffsplit.split(changes, p.catalog)
+    if not changes:
+        ev.notices.append(f"the diff {ev.base_revision[:12]}...{head[:12]} is empty: HEAD adds nothing to the base")
+    ev.oracle_edited = {
+        "version": 1, "base_revision": ev.base_revision, "head_revision": head,
+        "buckets": {k: list(v) for k, v in parts.buckets.items()},
+        "oracle_moved": list(parts.oracle_moved), "control_edits": list(parts.control_edits),
+        "void": parts.void,
+    }
+    if parts.void:
+        more = len(parts.control_edits) - 10
+        ev.void("the diff edits control files of the oracle: "
+                + ", ".join(printable(path) for path in parts.control_edits[:10])
+                + (f" and {more} more" if more > 0 else ""))
+    return parts
+
+
+def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Path,
+                progress: Progress) -> BaseSigRecord:
+    """Step 4: replay the ledger's properties whose oracle is not edited, on the base revision."""
+    to_replay = [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved]
+    assert ev.fixture is not None
+    if not to_replay:
+        return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture["digest"])
+    progress(f"base replay of {len(to_replay)} frozen propert{'y' if len(to_replay) == 1 else 'ies'} "
+             f"on {ev.base_revision[:12]}")
+    return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, progress, ev.notices)
+
+
+def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
+                  digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress) -> Execution:
+    """Step 5: every catalog property whose oracle is not edited, on the candidate (``runs.json``)."""
+    props = [prop for prop in p.catalog.properties if prop.id not in parts.oracle_moved]
+    progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate "
+             f"{ev.head_revision[:12]}")
+    cand_scratch = scratch / "candidate"
+    cand_scratch.mkdir()
+    done = execute(props, p, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, digest)
+    ev.notices += done.notices
+    ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,
+                         fixture_digest=digest[0].digest, environment=runner.environment_pins(), runs=done.records)
+    return done
+
+
+def score_run(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, done: Execution, today: dt.date) -> None:
+    """Step 6: the verdicts, promotion and outcome, from what the steps before measured."""
+    assert ev.base_sig is not None
+    repo = Path(ev.repo)
+    ancestors = {f.base_revision: git.is_ancestor(repo, f.base_revision, ev.base_revision) for f in p.ledger.freezes}
+    result = score(p.catalog, p.ledger, done.records, oracle_moved=parts.oracle_moved,
+                   replays=[r.base_sig() for r in ev.base_sig.replays], base_revision=ev.base_revision,
+                   ancestors=ancestors, policy=ev.policy, today=today,
+                   ran=sum(prop.id not in parts.oracle_moved for prop in p.catalog.properties), items=done.items)
+    if result.nothing_ran:
+        ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
+    ev.verdicts = result.verdicts
+    ev.why = result.promotion.why
+    ev.outcome = result.outcome

@@ -1,0 +1,721 @@
+"""The oracle side of the isolation boundary: proxy modules, handles, records, mirrored exceptions.
+
+Standalone: standard library only; the pytest plugin loads it by path (docs/design.md §8.1).
+
+:class:`Finder` is an import hook (first on ``sys.meta_path``) for the top-level names the
+candidate's ``python_path`` provides. A property's ``from orders.tax import tax_cents`` then gets a
+:class:`ProxyModule` whose attributes come from the candidate worker (:class:`Client`), so the
+candidate's code never executes in the oracle process. What comes back:
+
+- plain values (exact builtin types) as themselves;
+- dataclass, named tuple and attrs instances as local frozen *records* of a mirror class that
+  compare by value here; calling the mirror class constructs in the worker;
+- enum members as :class:`EnumMember` records (equal by class and name);
+- exception classes as local mirror classes ranked like the candidate's (``pytest.raises`` works);
+- anything else as a :class:`Handle`: attribute reads, calls, ``len``, iteration, indexing and
+  ``repr`` go to the worker. A handle never equals, orders against or hashes like a value the
+  oracle computed: ``handle == 5`` is ``False`` whatever the candidate's ``__eq__`` says. Between two
+  handles, the comparison is the candidate's own answer.
+
+A worker that dies, hangs up, floods its pipe or sends a malformed frame ends the property as
+``crashed``: the failure is recorded out of band (:attr:`Client.failure`), so an oracle that
+catches the exception cannot turn it into a pass.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import types
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _sibling(name: str) -> Any:
+    key = f"_verdict_gate_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, os.path.join(_HERE, f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+codec = _sibling("codec")
+sandbox = _sibling("sandbox")
+
+WORKER = os.path.join(_HERE, "worker.py")
+HANDSHAKE_TIMEOUT_S = 60.0
+
+
+class WorkerCrashed(Exception):
+    """The candidate worker died, hung up, or sent something malformed or oversized."""
+
+
+class NotCrossable(TypeError):
+    """A value that cannot cross the isolation boundary (an oracle function, an unknown object)."""
+
+
+class IsolationUnavailable(Exception):
+    """The host cannot give the isolation level the catalog asks for."""
+
+
+# --- the client ---------------------------------------------------------------------------------------
+
+
+class Client:
+    """One candidate worker per oracle process, restarted after a crash (for the next property).
+
+    Args:
+        level: ``sandbox`` or ``process``.
+        python_path: candidate directories (absolute) the worker imports from.
+        cwd: the candidate tree (the worker's working directory).
+        readonly: directories the worker sees read-only (tree, fixtures).
+        hidden: directories the worker must not see (scratch, repository, home).
+        limits: overrides of :data:`sandbox.DEFAULT_LIMITS`.
+        cap: the largest message accepted from the worker, in bytes.
+    """
+
+    def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (),
+                 hidden: Sequence[str] = (), limits: dict[str, int] | None = None,
+                 cap: int = codec.MAX_MESSAGE) -> None:
+        self.level, self.python_path, self.cwd = level, list(python_path), cwd
+        self.readonly, self.hidden, self.limits, self.cap = list(readonly), list(hidden), limits, cap
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.wfd = self.rfd = -1
+        self.generation = 0
+        self.failure: str | None = None  # set on a crash; the plugin reads and clears it per property
+        self.info: dict[str, Any] = {"level": level}
+        self.lock = threading.RLock()
+        self.releases: list[int] = []
+        self.calls = 0
+
+    # lifecycle
+
+    def start(self) -> None:
+        try:
+            plan = sandbox.plan(self.level, readonly=[*self.readonly, self.cwd], hidden=self.hidden, cwd=self.cwd,
+                                limits=self.limits)
+        except sandbox.Unavailable as exc:
+            raise IsolationUnavailable(str(exc)) from None
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        argv = [*plan.argv, sys.executable, "-P", "-s", "-B", WORKER, str(to_worker_r), str(from_worker_w)]
+        try:
+            self.proc = subprocess.Popen(argv, pass_fds=(to_worker_r, from_worker_w), env=plan.env,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, cwd=self.cwd if plan.method != "uid" else "/",
+                                         preexec_fn=plan.preexec, start_new_session=plan.method in ("process", "uid"))
+        finally:
+            os.close(to_worker_r)
+            os.close(from_worker_w)
+        self.wfd, self.rfd = to_worker_w, from_worker_r
+        self.generation += 1
+        self.releases.clear()
+        hello = {"python_path": self.python_path, "cwd": self.cwd, "readonly": [*self.readonly, self.cwd],
+                 "hidden": self._samples() if plan.method.startswith("bwrap") else []}
+        try:
+            codec.write_frame(self.wfd, hello)
+            answer = codec.read_frame(self.rfd, cap=1 << 20)
+            probe = answer["ok"]["fences"]
+        except (OSError, codec.ProtocolError, KeyError, TypeError) as exc:
+            self.kill()
+            raise IsolationUnavailable(f"the candidate worker ({plan.method}) did not start: {exc}") from None
+        fences = {
+            "network": bool(probe.get("network")), "pid": bool(probe.get("pid")),
+            "filesystem": bool(probe.get("filesystem")), "uid": probe.get("uid") != os.geteuid(),
+            "limits": bool(probe.get("limits")),
+        }
+        broken = [f for f, claimed in plan.expect.items() if claimed and not fences.get(f)]
+        if broken:
+            self.kill()
+            raise IsolationUnavailable(f"the {plan.method} sandbox claims the {', '.join(broken)} fence(s), but the "
+                                       f"worker's own probe found them open ({probe})")
+        self.info = {"level": plan.level, "method": plan.method, "fences": fences}
+
+    def _samples(self) -> list[str]:
+        """A few entries of each hidden directory that the worker must not see (its probe checks)."""
+        keep = [os.path.realpath(p) for p in [*self.readonly, self.cwd, _HERE, *sandbox.interpreter_dirs()]]
+        found = []
+        for hidden in self.hidden:
+            try:
+                names = sorted(os.listdir(hidden))[:8]
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.realpath(os.path.join(hidden, name))
+                if not any(k == path or k.startswith(path + os.sep) for k in keep):
+                    found.append(path)
+        return found
+
+    def kill(self) -> None:
+        for fd in (self.wfd, self.rfd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.wfd = self.rfd = -1
+        if self.proc is not None:
+            try:
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.SubprocessError):
+                pass
+            self.proc = None
+
+    def new_property(self) -> None:
+        """Clear the last property's failure; a crashed worker is started afresh on next use."""
+        self.failure = None
+
+    def _crash(self, why: str) -> WorkerCrashed:
+        self.failure = self.failure or why
+        self.kill()
+        return WorkerCrashed(why)
+
+    # requests
+
+    def request(self, message: dict[str, Any]) -> Any:
+        """Send ``message``, return the decoded ``ok`` value.
+
+        Raises:
+            the candidate's exception (mirrored), :class:`NotCrossable` for a value the worker could
+            not send, :class:`WorkerCrashed` (and :attr:`failure` set) for any protocol failure,
+            :class:`IsolationUnavailable` when the worker cannot be started.
+        """
+        with self.lock:
+            if self.failure is not None:
+                raise WorkerCrashed(f"the candidate worker crashed earlier in this property: {self.failure}")
+            if self.proc is None:
+                self.start()
+            if self.releases:
+                message["rel"], self.releases = self.releases, []
+            self.calls += 1
+            try:
+                codec.write_frame(self.wfd, message)
+                answer = codec.read_frame(self.rfd, cap=self.cap)
+            except (OSError, codec.ProtocolError) as exc:
+                code = self.proc.poll() if self.proc is not None else None
+                exited = f" (the worker exited with {code})" if code is not None else ""
+                raise self._crash(f"{exc}{exited}") from None
+            except ValueError as exc:
+                raise NotCrossable(f"a value cannot be sent to the candidate worker ({exc})") from None
+            generation = self.generation
+        if not isinstance(answer, dict) or len(answer) != 1:
+            raise self._crash("the worker sent an answer of an unknown shape")
+        ((kind, body),) = answer.items()
+        error: BaseException
+        try:
+            if kind == "ok":
+                return decode(self, body, generation)
+            if kind == "raise":
+                error = exception_from(self, body, generation)
+            elif kind == "fail":
+                error = NotCrossable(f"the candidate worker reports: {str(body)[:2000]}")
+            else:
+                raise codec.ProtocolError(f"an answer of kind {str(kind)[:20]!r}")
+        except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError,
+                RecursionError) as err:
+            raise self._crash(f"the worker sent a malformed answer ({type(err).__name__}: {err})") from None
+        raise error
+
+    def encode(self, value: Any) -> Any:
+        return codec.encode(value, lambda obj: encode_local(self, obj))
+
+
+# --- local objects ------------------------------------------------------------------------------------
+
+
+def _target(desc: dict[str, Any], generation: int, client: Client) -> dict[str, Any]:
+    """What the worker needs to find an object again: its id (this worker only) and/or its reference."""
+    out: dict[str, Any] = {}
+    if desc.get("ref"):
+        out["ref"] = desc["ref"]
+    if desc.get("id") is not None and generation == client.generation and client.proc is not None:
+        out["id"] = desc["id"]
+    return out
+
+
+class Handle:
+    """A candidate object that stays in the worker; every operation is a request."""
+
+    __slots__ = ("_vg_client", "_vg_desc", "_vg_gen", "__weakref__")
+
+    def __init__(self, client: Client, desc: dict[str, Any], generation: int) -> None:
+        object.__setattr__(self, "_vg_client", client)
+        object.__setattr__(self, "_vg_desc", desc)
+        object.__setattr__(self, "_vg_gen", generation)
+
+    def _vg_target(self) -> dict[str, Any]:
+        target = _target(self._vg_desc, self._vg_gen, self._vg_client)
+        if not target:
+            raise WorkerCrashed("this candidate object belonged to a worker that has since been restarted")
+        return target
+
+    def _vg_op(self, name: str, *arg: Any) -> Any:
+        message: dict[str, Any] = {"op": "dunder", "obj": self._vg_target(), "name": name}
+        if arg:
+            message["arg"] = self._vg_client.encode(arg[0])
+        return self._vg_client.request(message)
+
+    def _vg_type(self) -> str:
+        names = self._vg_desc.get("t") or [["?", "?"]]
+        return ".".join(names[0])
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)
+        return self._vg_client.request({"op": "getattr", "obj": self._vg_target(), "name": name})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._vg_client.request({"op": "setattr", "obj": self._vg_target(), "name": name,
+                                 "value": self._vg_client.encode(value)})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        client = self._vg_client
+        return client.request({"op": "call", "obj": self._vg_target(), "args": client.encode(list(args)),
+                               "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
+
+    def __del__(self) -> None:
+        try:
+            desc, client = self._vg_desc, self._vg_client
+            if desc.get("id") is not None and self._vg_gen == client.generation and len(client.releases) < 100_000:
+                client.releases.append(desc["id"])
+        except Exception:
+            pass
+
+    def _vg_checked(self, name: str, want: type, *arg: Any) -> Any:
+        value = self._vg_op(name, *arg)
+        if type(value) is not want:
+            raise TypeError(f"{name} of the candidate's {self._vg_type()} returned {type(value).__name__}, "
+                            f"not {want.__name__}")
+        return value
+
+    def __repr__(self) -> str:
+        try:
+            return self._vg_checked("__repr__", str)
+        except Exception as exc:  # repr must not raise inside pytest's reporting
+            return f"<candidate {self._vg_type()} (repr failed: {type(exc).__name__})>"
+
+    def __str__(self) -> str:
+        return self._vg_checked("__str__", str)
+
+    def __len__(self) -> int:
+        return self._vg_checked("__len__", int)
+
+    def __bool__(self) -> bool:
+        return self._vg_checked("__bool__", bool)
+
+    def __int__(self) -> int:
+        return self._vg_checked("__int__", int)
+
+    def __float__(self) -> float:
+        return self._vg_checked("__float__", float)
+
+    def __index__(self) -> int:
+        return self._vg_checked("__index__", int)
+
+    def __hash__(self) -> int:
+        return self._vg_checked("__hash__", int)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._vg_checked("__contains__", bool, item)
+
+    def __iter__(self) -> Any:
+        iterator = self._vg_op("__iter__")
+        return iterator if isinstance(iterator, Handle) else iter(iterator)
+
+    def __next__(self) -> Any:
+        return self._vg_op("__next__")
+
+    def __reversed__(self) -> Any:
+        return self._vg_op("__reversed__")
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._vg_op("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._vg_op("__setitem__", (key, value))
+
+    def __delitem__(self, key: Any) -> None:
+        self._vg_op("__delitem__", key)
+
+    def __enter__(self) -> Any:
+        return self._vg_op("__enter__")
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._vg_op("__exit__")
+
+    def _vg_peer(self, other: Any) -> bool:
+        return isinstance(other, Handle) and other._vg_client is self._vg_client
+
+    # Comparisons: the candidate answers only about two of its own objects; against a value the oracle
+    # computed, a handle is never equal and never ordered (a lying __eq__ cannot reach the oracle).
+    def __eq__(self, other: Any) -> Any:
+        return self._vg_op("__eq__", other) if self._vg_peer(other) else NotImplemented
+
+    def __ne__(self, other: Any) -> Any:
+        return self._vg_op("__ne__", other) if self._vg_peer(other) else NotImplemented
+
+    def __lt__(self, other: Any) -> Any:
+        return self._vg_op("__lt__", other) if self._vg_peer(other) else NotImplemented
+
+    def __le__(self, other: Any) -> Any:
+        return self._vg_op("__le__", other) if self._vg_peer(other) else NotImplemented
+
+    def __gt__(self, other: Any) -> Any:
+        return self._vg_op("__gt__", other) if self._vg_peer(other) else NotImplemented
+
+    def __ge__(self, other: Any) -> Any:
+        return self._vg_op("__ge__", other) if self._vg_peer(other) else NotImplemented
+
+    def __neg__(self) -> Any:
+        return self._vg_op("__neg__")
+
+    def __pos__(self) -> Any:
+        return self._vg_op("__pos__")
+
+    def __abs__(self) -> Any:
+        return self._vg_op("__abs__")
+
+    def __invert__(self) -> Any:
+        return self._vg_op("__invert__")
+
+
+def _binary(name: str) -> Any:
+    def op(self: Handle, other: Any) -> Any:
+        return self._vg_op(name, other)
+
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
+              "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__radd__", "__rsub__", "__rmul__",
+              "__rtruediv__", "__rfloordiv__", "__rmod__"):
+    setattr(Handle, _name, _binary(_name))
+
+
+class RemoteClass(Handle):
+    """A candidate class that is not a record or an exception: calling it constructs in the worker;
+    ``isinstance`` compares class names with the object's method resolution order."""
+
+    __slots__ = ()
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return _is_instance(obj, self._vg_desc)
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        mro = getattr(cls, "_vg_mro", None) or (cls._vg_desc.get("t") if isinstance(cls, Handle) else None) or []
+        return list(self._vg_desc["t"][0]) in [list(n) for n in mro]
+
+
+def _mro_of(obj: Any) -> list[list[str]]:
+    if isinstance(obj, Handle):
+        return [list(n) for n in obj._vg_desc.get("t") or []]
+    return [list(n) for n in getattr(type(obj), "_vg_mro", None) or []]
+
+
+def _is_instance(obj: Any, class_desc: dict[str, Any]) -> bool:
+    own = list(class_desc["t"][0])
+    return own in _mro_of(obj)
+
+
+class _RecordMeta(type):
+    """Metaclass of mirror record classes: calling the class constructs in the worker."""
+
+    _vg_client: Client
+    _vg_desc: dict[str, Any]
+    _vg_gen: int
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        client = cls._vg_client
+        target = _target(cls._vg_desc, cls._vg_gen, client) or {"ref": cls._vg_desc.get("ref")}
+        return client.request({"op": "call", "obj": target, "args": client.encode(list(args)),
+                               "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return type.__instancecheck__(cls, obj) or _is_instance(obj, cls._vg_desc)
+
+    def __repr__(cls) -> str:
+        return f"<candidate record class {'.'.join(cls._vg_desc['t'][0])}>"
+
+
+@dataclasses.dataclass(frozen=True)
+class EnumMember:
+    """A candidate enum member: equal to another when class and member name are the same."""
+
+    cls: tuple[str, str]
+    name: str
+    value: Any = dataclasses.field(compare=False)
+
+    def __repr__(self) -> str:
+        return f"<{self.cls[1]}.{self.name}: {self.value!r}>"
+
+
+_MIRRORS: dict[Any, type] = {}
+_PLAIN_BASE = (Exception,)
+
+
+class CandidateBaseException(Exception):
+    """Stands for a candidate's ``SystemExit``, ``KeyboardInterrupt`` or other non-``Exception``: in the
+    oracle process those would stop pytest itself."""
+
+
+def _builtin_exception(name: str) -> type | None:
+    import builtins
+
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, BaseException):
+        return found
+    return None
+
+
+def mirror_exception(mro: Sequence[Sequence[str]]) -> type:
+    """A local exception class standing for a candidate's, ranked like it: builtin classes are
+    themselves (``BaseException``-only ones become :class:`CandidateBaseException`); every other
+    class in the chain is a local class with the candidate's module and qualified name."""
+    chain = [(str(m), str(q)) for m, q in mro if not (m == "builtins" and q in ("object", "BaseException"))]
+    base: type = Exception
+    for module, qualname in reversed(chain):
+        if module == "builtins":
+            found = _builtin_exception(qualname)
+            if found is None or not issubclass(found, Exception):
+                found = CandidateBaseException if found is not None else None
+            if found is not None and issubclass(found, base):
+                base = found
+            continue
+        key = (module, qualname, base)
+        if key not in _MIRRORS:
+            name = qualname.rsplit(".", 1)[-1]
+            _MIRRORS[key] = type(name, (base,), {"__module__": module, "__qualname__": qualname})
+        base = _MIRRORS[key]
+    return base
+
+
+def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
+    """The mirror class of a candidate dataclass, named tuple or attrs class (cached by name and fields)."""
+    kind, fields = desc.get("rk"), [str(f) for f in desc.get("f") or []]
+    module, qualname = (str(x) for x in desc["t"][0])
+    key = ("record", id(client), module, qualname, kind, tuple(fields))
+    cls = _MIRRORS.get(key)
+    if cls is None:
+        name = qualname.rsplit(".", 1)[-1]
+        ns: dict[str, Any] = {"__module__": module, "__qualname__": qualname, "_vg_kind": kind,
+                              "__getattr__": _record_getattr}
+        if kind == "nt":
+            base = collections.namedtuple(name, fields, rename=True)  # type: ignore[misc]
+            cls = _RecordMeta(name, (base,), ns)
+        else:
+            ns["__annotations__"] = {f: Any for f in fields}
+            cls = dataclasses.dataclass(frozen=True, eq=True, repr=True)(_RecordMeta(name, (), ns))  # type: ignore[arg-type]
+        _MIRRORS[key] = cls
+    cls._vg_client, cls._vg_desc, cls._vg_gen = client, desc, generation  # type: ignore[attr-defined]
+    cls._vg_mro = [list(n) for n in desc["t"]]  # type: ignore[attr-defined]
+    return cls
+
+
+def _build_record(cls: type, values: list[Any], handle: int | None, generation: int) -> Any:
+    if cls._vg_kind == "nt":  # type: ignore[attr-defined]
+        obj: Any = tuple.__new__(cls, values)
+    else:
+        obj = object.__new__(cls)
+        for f, v in zip(cls.__dataclass_fields__, values, strict=True):  # type: ignore[attr-defined]
+            object.__setattr__(obj, f, v)
+    if handle is not None:
+        object.__setattr__(obj, "_vg_handle", (handle, generation))
+    return obj
+
+
+def _record_getattr(self: Any, name: str) -> Any:
+    """Fields are local values; anything else (a method, a property) is read from the candidate's object."""
+    if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__")):
+        raise AttributeError(name)
+    held = self.__dict__.get("_vg_handle")
+    client = type(self)._vg_client
+    if not held or held[1] != client.generation:
+        raise AttributeError(f"{type(self).__qualname__!r} record has no field {name!r} (and its candidate object "
+                             "is not held by the current worker)")
+    return client.request({"op": "getattr", "obj": {"id": held[0]}, "name": name})
+
+
+# --- decoding and encoding -----------------------------------------------------------------------------
+
+
+def decode(client: Client, tree: Any, generation: int) -> Any:
+    def make(tag: str, p: Any) -> Any:
+        if tag == "h":
+            if p.get("k") == "cls":
+                return record_class(client, p, generation) if "f" in p else RemoteClass(client, p, generation)
+            return Handle(client, p, generation)
+        if tag == "r":
+            cls = record_class(client, p["c"], generation)
+            fields = [decode(client, value, generation) for _name, value in p["f"]]
+            return _build_record(cls, fields, p.get("h"), generation)
+        if tag == "en":
+            names = p["c"]["t"][0]
+            return EnumMember((str(names[0]), str(names[1])), str(p["n"]), decode(client, p["v"], generation))
+        if tag == "x":
+            return mirror_exception(p)
+        if tag == "mod":
+            return importlib.import_module(str(p))
+        raise codec.ProtocolError(f"unknown tag {tag!r}")
+
+    return codec.decode(tree, make)
+
+
+def exception_from(client: Client, body: dict[str, Any], generation: int) -> BaseException:
+    """The candidate's exception, raised again here as data (builtin or mirrored class)."""
+    cls = mirror_exception(body["t"])
+    message = str(body.get("msg", ""))
+    exc: BaseException | None = None
+    if body.get("args") is not None:
+        try:
+            args = decode(client, body["args"], generation)
+            exc = cls(*args) if isinstance(args, tuple) else None
+        except Exception:
+            exc = None
+    if exc is None or (message and str(exc) != message and cls.__module__ == "builtins"):
+        try:
+            exc = cls(message)
+        except Exception:
+            exc = mirror_exception([[cls.__module__, cls.__qualname__], ["builtins", "Exception"]])(message)
+    if cls is CandidateBaseException:
+        names = ".".join(body["t"][0])
+        exc = CandidateBaseException(f"{names}: {message}")
+    with contextlib.suppress(Exception):  # an exception class with __slots__ cannot carry them
+        setattr(exc, "__verdict_gate_frames__", [list(f) for f in body.get("tb") or []])  # noqa: B010
+    return exc
+
+
+def encode_local(client: Client, obj: Any) -> Any:
+    """The wire form of an oracle-side object sent to the worker (fallback of the codec)."""
+    if isinstance(obj, Handle):
+        return {"h": obj._vg_target()}
+    if isinstance(obj, _RecordMeta):
+        return {"h": _target(obj._vg_desc, obj._vg_gen, client) or {"ref": obj._vg_desc.get("ref")}}
+    record_meta = type(type(obj))
+    if record_meta is _RecordMeta:
+        cls = type(obj)
+        held = obj.__dict__.get("_vg_handle")
+        fields = list(obj) if cls._vg_kind == "nt" else [getattr(obj, f) for f in cls.__dataclass_fields__]
+        names = list(cls._fields) if cls._vg_kind == "nt" else list(cls.__dataclass_fields__)
+        return {"r": {"c": _target(cls._vg_desc, cls._vg_gen, client) or {"ref": cls._vg_desc.get("ref")},
+                      "k": cls._vg_kind, "f": [[n, client.encode(v)] for n, v in zip(names, fields, strict=True)],
+                      "h": held[0] if held and held[1] == client.generation else None}}
+    if isinstance(obj, EnumMember):
+        return {"en": {"c": {"ref": list(obj.cls)}, "n": obj.name}}
+    if isinstance(obj, ProxyModule):
+        return {"mod": obj.__name__}
+    if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ != "builtins":
+        return {"x": [[obj.__module__, obj.__qualname__]]}
+    raise NotCrossable(f"a {type(obj).__module__}.{type(obj).__qualname__} of the oracle cannot be passed to candidate "
+                       "code across the isolation boundary (only plain values, records and the candidate's own objects "
+                       "cross); if this property must pass oracle functions or objects to the candidate, set "
+                       "`isolation: none` for it in the catalog")
+
+
+# --- the import hook ------------------------------------------------------------------------------------
+
+
+class ProxyModule(types.ModuleType):
+    """A candidate module seen from the oracle: attributes are read from the worker."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__") and name not in ("__all__", "__version__"):
+            raise AttributeError(name)
+        client: Client = self.__dict__["_vg_client"]
+        value = client.request({"op": "getattr", "obj": {"ref": [self.__name__, ""]}, "name": name})
+        if isinstance(value, (Handle, type, ProxyModule)):
+            self.__dict__[name] = value  # functions and classes are stable; values are read afresh
+        return value
+
+    def __dir__(self) -> list[str]:
+        client: Client = self.__dict__["_vg_client"]
+        names = client.request({"op": "dir", "obj": {"ref": [self.__name__, ""]}})
+        return sorted(set(names) | set(self.__dict__))
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = ProxyModule(spec.name)
+        module.__dict__["_vg_client"] = self.client
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class Finder(importlib.abc.MetaPathFinder):
+    """Import hook: the names in ``names`` (top-level) are candidate modules, imported as proxies."""
+
+    def __init__(self, client: Client, names: Iterable[str]) -> None:
+        self.client, self.names = client, frozenset(names)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.partition(".")[0] not in self.names:
+            return None
+        found = self.client.request({"op": "import", "mod": fullname})
+        spec = importlib.machinery.ModuleSpec(fullname, _Loader(self.client), origin="verdict-gate-worker",
+                                              is_package=bool(found.get("pkg")))
+        if found.get("pkg"):
+            spec.submodule_search_locations = []
+        return spec
+
+
+def candidate_names(python_path: Iterable[str], exclude: Iterable[str] = ()) -> set[str]:
+    """Top-level module names the candidate's directories provide (``x.py``, ``x/``, extension
+    modules), minus the standard library, modules already imported and ``exclude``."""
+    names: set[str] = set()
+    for directory in python_path:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir() and name.isidentifier():
+                try:
+                    has_py = any(child.endswith(".py") or child.endswith(".so") for child in os.listdir(entry.path))
+                except OSError:
+                    has_py = False
+                if has_py:
+                    names.add(name)
+            elif name.endswith(".py") and name[:-3].isidentifier():
+                names.add(name[:-3])
+            elif (name.endswith(".so") or name.endswith(".pyd")) and name.split(".")[0].isidentifier():
+                names.add(name.split(".")[0])
+    blocked = set(sys.stdlib_module_names) | {n.partition(".")[0] for n in sys.modules} | set(exclude)
+    return {n for n in names if n not in blocked}
+
+
+def pack_module_names(pack_dir: str) -> set[str]:
+    """Module and package names the pack's own files could be imported as (never proxied)."""
+    names: set[str] = set()
+    for root, dirs, files in os.walk(pack_dir):
+        dirs[:] = [d for d in dirs if d != "fixtures" and not d.startswith(".")]
+        names.update(f[:-3] for f in files if f.endswith(".py"))
+        names.update(dirs)
+        names.add(os.path.basename(root))
+    return names
+
+
+def install(client: Client, python_path: Sequence[str], pack_dir: str) -> Finder:
+    """Put the proxy hook first on ``sys.meta_path`` for the candidate's top-level names."""
+    finder = Finder(client, candidate_names(python_path, pack_module_names(pack_dir)))
+    sys.meta_path.insert(0, finder)
+    return finder

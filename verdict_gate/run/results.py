@@ -1,0 +1,104 @@
+"""The results stream: one owner for the per-property records the plugin writes and the runner reads.
+
+Standalone on purpose (standard library only, no ``verdict_gate`` imports): the pytest plugin
+(``verdict_gate_plugin.py``) loads this file by its path, which the runner writes into the run
+spec as ``results_module``, so the plugin never imports the ``verdict_gate`` package (a
+candidate may itself be verdict-gate, and its package must not stand in for ours).
+
+The stream is JSON lines, one object per event, each with ``event`` and ``id``:
+
+- ``start``: a property's first test is about to run (``time``: wall clock, informative);
+- ``result``: after its last test; the fields of :data:`RESULT_FIELDS`;
+- ``uncollected``: the catalog's selector matched no test (``selector``);
+- ``end``: the plugin's closing record (``id`` empty); a stream without it is not trusted.
+
+docs/design.md ("Running properties") describes the trust rules the runner applies.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+START, RESULT, UNCOLLECTED, END = "start", "result", "uncollected", "end"
+EVENTS = (START, RESULT, UNCOLLECTED, END)
+PLUGIN_STATUSES = ("pass", "fail", "skipped")  # what the plugin may report
+RUNNER_STATUSES = ("timeout", "crash")  # what only the runner records (the process was lost)
+TIMEOUT_EXC = "verdict_gate.Timeout"
+CRASH_EXC = "verdict_gate.Crash"
+
+_NONE = type(None)
+# A ``result`` record's fields and their types (bool is never accepted as an int).
+RESULT_FIELDS: dict[str, tuple[type, ...]] = {
+    "status": (str,), "seed": (int, _NONE), "hypothesis": (bool,), "trials": (int, _NONE), "hits": (int, _NONE),
+    "items": (int, _NONE), "duration_s": (int, float, _NONE), "fixture_mutated": (bool,),
+    "node": (str, _NONE), "exc_type": (str, _NONE), "message": (str, _NONE), "traceback": (list,),
+}
+# ``counterexample`` is any JSON value (non-JSON inputs by repr), so it has no type to check.
+
+
+def start(prop_id: str, time: float) -> dict[str, Any]:
+    return {"event": START, "id": prop_id, "time": time}
+
+
+def uncollected(prop_id: str, selector: str) -> dict[str, Any]:
+    return {"event": UNCOLLECTED, "id": prop_id, "selector": selector}
+
+
+def end() -> dict[str, Any]:
+    return {"event": END, "id": ""}
+
+
+def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, trials: int | None,
+           hits: int | None, items: int | None, duration_s: float | None, fixture_mutated: bool,
+           node: str | None = None, exc_type: str | None = None, message: str | None = None,
+           counterexample: Any = None, traceback: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass."""
+    return {"event": RESULT, "id": prop_id, "status": status, "seed": seed, "hypothesis": hypothesis,
+            "trials": trials, "hits": hits, "items": items, "duration_s": duration_s,
+            "fixture_mutated": fixture_mutated, "node": node, "exc_type": exc_type, "message": message,
+            "counterexample": counterexample, "traceback": list(traceback or [])}
+
+
+def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str) -> dict[str, Any]:
+    """The record the runner writes for a property whose process timed out or crashed: a
+    deterministic ``exc_type`` and ``message`` so that it, too, has a signature."""
+    return result(prop_id, status, seed=seed, hypothesis=False, trials=None, hits=None, items=None,
+                  duration_s=None, fixture_mutated=False, node=node, exc_type=exc_type, message=message)
+
+
+def dumps(record: dict[str, Any]) -> str:
+    """One line of the stream (a newline at the end)."""
+    return json.dumps(record, sort_keys=True, default=repr) + "\n"
+
+
+def write(out: IO[str], record: dict[str, Any]) -> None:
+    """Append ``record`` to the open stream ``out`` and flush (the runner reads as it grows)."""
+    out.write(dumps(record))
+    out.flush()
+
+
+def parse(line: str) -> tuple[str, str, dict[str, Any]]:
+    """``(event, id, record)`` of one line.
+
+    Raises:
+        ValueError: not a JSON object with ``event`` and ``id``.
+    """
+    try:
+        record = json.loads(line)
+        return record["event"], record["id"], record
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"not a results record ({type(exc).__name__})") from None
+
+
+def well_formed(record: dict[str, Any]) -> bool:
+    """A ``result`` record as the plugin writes it: a plugin status, fields of the right types."""
+    if record.get("status") not in PLUGIN_STATUSES:
+        return False
+    for name, types in RESULT_FIELDS.items():
+        if name in record and (not isinstance(record[name], types)
+                               or (bool not in types and isinstance(record[name], bool))):
+            return False
+    frames = record.get("traceback") or []
+    return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
+               and isinstance(f.get("function"), str) for f in frames)

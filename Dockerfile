@@ -39,15 +39,18 @@ RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /wheels 
 
 # --- final: CPython, git and the virtualenv; no compilers, no build backend ------------------------
 FROM ${PYTHON_IMAGE}
-# git: the gate reads diffs, merge bases and worktrees. The Debian suite is fixed by the base
-# digest; the package version is left to that suite's security updates (an exact pin breaks the
-# build as soon as Debian replaces it), so DL3008 is waived here on purpose.
+# git: the gate reads diffs, merge bases and worktrees. bubblewrap: the candidate worker's sandbox
+# (where the container runtime refuses namespaces, the gate falls back to uid 65534 and says so).
+# The Debian suite is fixed by the base digest; the package versions are left to that suite's
+# security updates (an exact pin breaks the build as soon as Debian replaces it), so DL3008 is
+# waived here on purpose.
 # The base image's own build backend (setuptools, wheel) is removed as well.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git bubblewrap \
     && rm -rf /var/lib/apt/lists/* \
     && git --version \
+    && bwrap --version \
     && python -m pip uninstall --yes setuptools wheel
 COPY --from=build /opt/verdict-gate /opt/verdict-gate
 COPY entrypoint.py /opt/verdict-gate/entrypoint.py

@@ -1,10 +1,11 @@
-# verdict-gate: `make demo` and `make test` work on a fresh clone with Python 3.11+, git and make.
+# verdict-gate: `make demo` and `make test` work on a fresh clone with Python 3.11+, git, make and
+# bubblewrap (installed here when missing and run as root with apt-get; else the fix is printed).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install test unit lint demo self-gate bench clean
+.PHONY: install bubblewrap test unit lint package demo self-gate bench clean
 
 install: $(STAMP)
 
@@ -14,9 +15,27 @@ $(STAMP): requirements/dev.txt requirements/runtime.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@command -v bwrap >/dev/null 2>&1 || $(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
 
-test: lint unit
+# The candidate worker's default sandbox (docs/design.md §8.2) needs bubblewrap.
+bubblewrap:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap; }; \
+	else \
+		echo "verdict-gate: bubblewrap (bwrap) is not installed; the default isolation level needs it."; \
+		echo "  fix: sudo apt-get install bubblewrap (Debian/Ubuntu), then check with: $(BIN)/verdict-gate doctor"; \
+	fi
+
+test: lint package unit
+
+# The sdist and wheel build (with the pinned setuptools, no download) and their metadata passes
+# `twine check --strict`; the build lands in a temp dir, never in the work tree.
+package: $(STAMP)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(BIN)/python -m build --no-isolation --outdir "$$tmp" . >"$$tmp/build.log" 2>&1 || { cat "$$tmp/build.log"; exit 1; } && \
+	if grep -q "would be ignored" "$$tmp/build.log"; then grep -B2 -A2 "would be ignored" "$$tmp/build.log"; exit 1; fi && \
+	$(BIN)/twine check --strict "$$tmp"/*.whl "$$tmp"/*.tar.gz
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest
@@ -34,10 +53,7 @@ demo: $(STAMP)
 	$(BIN)/verdict-gate demo
 
 # Gate this repository's last commit against its parent, with the oracle read from the parent.
-# As root the gate runs properties as `nobody`; this commit is our own code, so `auto` lets it
-# fall back to root where `nobody` cannot run the venv's interpreter (a Python under /root).
 self-gate: $(STAMP)
-	VERDICT_GATE_RUN_AS=$${VERDICT_GATE_RUN_AS:-auto} \
 	$(BIN)/verdict-gate run --repo . --base HEAD~1 --pack git:HEAD~1:oracle --out .self-gate
 
 bench: $(STAMP)

@@ -45,7 +45,23 @@ def _state(config: pytest.Config) -> dict[str, Any] | None:
     return config.stash.get(_STATE_KEY, None)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """pytest imports the conftest.py of its argument directories before ``pytest_configure``: set up
+    (the import hook first) now, so a pack conftest that imports the candidate's modules finds them
+    (docs/design.md §8.5). ``pytest_configure`` then finds the state in place."""
+    known = getattr(early_config, "known_args_namespace", None)
+    spec_path = getattr(known, "verdict_gate_spec", None)
+    if not spec_path:
+        return
+    early_config.option.verdict_gate_spec = spec_path
+    early_config.option.verdict_gate_results = getattr(known, "verdict_gate_results", None)
+    pytest_configure(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if _state(config) is not None:
+        return  # set up already, before the initial conftests loaded
     spec_path = config.getoption("--verdict-gate-spec")
     if not spec_path:
         return
@@ -68,7 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
         proxy = _load_by_path("proxy", isolation["modules"])
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
                               readonly=isolation.get("readonly", []), hidden=isolation.get("hidden", []),
-                              limits=isolation.get("limits"))
+                              limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"))
     state: dict[str, Any] = {
         "spec": spec,
         "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115
@@ -89,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except Exception as exc:  # IsolationUnavailable: every property fails closed, none runs unfenced
             state["isolation"] = {"level": isolation["level"], "method": "unavailable", "fences": {},
                                   "why": str(exc)[:2000]}
-        proxy.install(client, spec["python_path"], str(config.rootpath))
+        proxy.install(client, spec["python_path"], str(config.rootpath), isolation.get("candidate_modules"))
     try:
         from hypothesis import settings
 
@@ -157,12 +173,25 @@ def _emit(state: dict[str, Any], record: dict[str, Any]) -> None:
     _results(state).write(state["out"], record)
 
 
-def _prop_for(nodeid: str, props: list[dict[str, Any]]) -> str | None:
-    for prop in props:
-        sel = prop["selector"]
-        if nodeid == sel or nodeid.startswith(sel + "::") or nodeid.startswith(sel + "["):
-            return prop["id"]
-    return None
+def _prop_for(nodeid: str, props: list[dict[str, Any]], index: dict[str, tuple[int, str]] | None = None) -> str | None:
+    """The first property (catalog order) whose selector is ``nodeid`` or a prefix of it ending at
+    ``::`` or ``[``. ``index`` (selector → (catalog position, id)) makes it a few dict lookups."""
+    if index is None:
+        index = {}
+        for i, prop in enumerate(props):
+            index.setdefault(prop["selector"], (i, prop["id"]))
+    found: list[tuple[int, str]] = []
+    parts = nodeid.split("::")
+    for k in range(1, len(parts) + 1):
+        prefix = "::".join(parts[:k])
+        if prefix in index:
+            found.append(index[prefix])
+        bracket = prefix.find("[", len("::".join(parts[:k - 1])))
+        while bracket > 0:  # a parametrized id: the selector may stop before its "["
+            if prefix[:bracket] in index and k == len(parts):
+                found.append(index[prefix[:bracket]])
+            bracket = prefix.find("[", bracket + 1)
+    return min(found)[1] if found else None
 
 
 def _jsonable(value: Any) -> Any:
@@ -215,11 +244,11 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
     if prop.get("seed") is not None:
         hyp_seed(prop["seed"])(func)
         acc["seed"] = prop["seed"]
-    holder = getattr(handle.inner_test, "_verdict_gate_holder", None)
-    if holder is not None:  # parametrized items share one function: wrap it once
-        holder["acc"] = acc
+    shared: dict[str, Any] | None = getattr(handle.inner_test, "_verdict_gate_holder", None)
+    if shared is not None:  # parametrized items share one function: wrap it once
+        shared["acc"] = acc
         return
-    holder = {"acc": acc}
+    holder: dict[str, Any] = {"acc": acc, "mode": "normal", "log": None, "node": item.nodeid}
     current = getattr(func, "_hypothesis_internal_use_settings", None)
     func._hypothesis_internal_use_settings = settings(current, database=None, deadline=None)
     inner = handle.inner_test
@@ -227,27 +256,143 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         acc = holder["acc"]
-        acc["trials"] += 1
-        acc["last_example"] = {k: _jsonable(v) for k, v in kwargs.items()}
+        logging = holder["mode"] != "normal"
+        if not logging:
+            acc["trials"] += 1
+            acc["last_example"] = {k: _jsonable(v) for k, v in kwargs.items()}
         try:
             result = inner(*args, **kwargs)
         except BaseException as exc:
             # assume()/reject()/an invalid draw belong to the oracle. Reached through the
             # candidate's code they would discard exactly the examples that fail: a failure.
-            if type(exc).__name__ in _DISCARD:
+            if type(exc).__name__ in _DISCARD and (not logging or isinstance(exc, _control_flow())):
                 # Hypothesis has already marked the example invalid (mark_invalid concludes it
                 # before raising), so the verdict is decided at the end of the property.
                 origin = _foreign_frame(exc, pack_dir)
                 if origin is not None:
                     acc.setdefault("discarded_by", f"{type(exc).__name__} from {origin}")
                 raise
+            if logging:
+                if isinstance(exc, _control_flow()):
+                    raise  # Hypothesis's, pytest's or the interpreter's own (the real classes, never a look-alike)
+                # A logging pass (docs/design.md §8.3): record the failure and carry on, so Hypothesis
+                # draws the same sequence on the base and on the candidate. Anything else (a look-alike
+                # of a control-flow exception the candidate raised included) is a failing example:
+                # raised, it would end the pass early and hide the examples after it.
+                _log_example(holder, kwargs, False)
+                return None
             acc["hits"] += 1
+            # Which example raised which exception: Hypothesis's final replay of each distinct
+            # bug raises the exception it reports, so each failure gets its own counterexample.
+            raised = acc.setdefault("raised", {})
+            raised[id(exc)] = (exc, {k: _jsonable(v) for k, v in kwargs.items()})
+            while len(raised) > 256:
+                raised.pop(next(iter(raised)))
             raise
+        if logging:
+            _log_example(holder, kwargs, True)
+            return result
         acc["hits"] += 1
         return result
 
     counted._verdict_gate_holder = holder  # type: ignore[attr-defined]
     handle.inner_test = counted
+
+
+MAX_LOG = 10_000  # examples kept per log; the results record and the evidence stay bounded
+MAX_LOG_INPUT = 2_000  # characters of a failing example's input kept in a log
+MAX_LOG_INPUTS = 50  # failing examples per log whose input is kept
+STOPPED = "f" * 32  # the digest of the entry that says a logging pass stopped early
+
+
+def _control_flow() -> tuple[type[BaseException], ...]:
+    """The exception classes a logging pass lets through: Hypothesis's own control flow, pytest's
+    outcomes other than a failure, and the interpreter's. The real classes of this process only."""
+    from _pytest.outcomes import Exit, Skipped
+    from hypothesis.errors import UnsatisfiedAssumption
+
+    found: list[type[BaseException]] = [UnsatisfiedAssumption, Exit, Skipped, KeyboardInterrupt, SystemExit,
+                                        GeneratorExit]
+    try:
+        from hypothesis.internal.conjecture.data import StopTest
+
+        found.append(StopTest)
+    except ImportError:  # pragma: no cover - an older Hypothesis
+        pass
+    return tuple(found)
+
+
+def example_digest(node: str, kwargs: dict[str, Any]) -> str:
+    """The digest of one drawn example (docs/design.md §8.3): its test node and its value, canonical
+    JSON (non-JSON values by ``repr``, memory addresses folded), sha256, 32 hex digits."""
+    import hashlib
+    import re
+
+    text = json.dumps({k: _jsonable(v) for k, v in kwargs.items()}, sort_keys=True, default=repr)
+    text = re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)
+    return hashlib.sha256(f"{node}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _log_example(holder: dict[str, Any], kwargs: dict[str, Any], held: bool) -> None:
+    log = holder["log"]
+    if log is None or len(log) >= MAX_LOG:
+        return
+    entry: dict[str, Any] = {"digest": example_digest(holder["node"], kwargs), "held": held}
+    kept = holder.setdefault("inputs_kept", {})
+    if not held and kept.get(id(log), 0) < MAX_LOG_INPUTS:
+        kept[id(log)] = kept.get(id(log), 0) + 1
+        value = {k: _jsonable(v) for k, v in kwargs.items()}
+        text = json.dumps(value, sort_keys=True, default=repr)
+        entry["input"] = value if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
+    log.append(entry)
+
+
+def _logging_pass(item: pytest.Item, holder: dict[str, Any], log: list[dict[str, Any]], *,
+                  seed: int | None = None, max_examples: int | None = None) -> None:
+    """Run the item's Hypothesis test once more with every failure recorded in ``log`` and swallowed,
+    so the draws do not stop at the first failure; ``seed`` and ``max_examples`` for a fresh pass."""
+    from hypothesis import Phase, settings
+
+    obj: Any = getattr(item, "obj", None)
+    func: Any = getattr(obj, "__func__", obj)
+    saved = (func._hypothesis_internal_use_settings, getattr(func, "_hypothesis_internal_use_seed", None))
+    if seed is not None:
+        func._hypothesis_internal_use_seed = seed
+        func._hypothesis_internal_use_settings = settings(saved[0], max_examples=max_examples or 100,
+                                                          phases=[Phase.generate])
+    holder["mode"], holder["log"] = "log", log
+    funcargs = getattr(item, "funcargs", {})
+    names = getattr(getattr(item, "_fixtureinfo", None), "argnames", ())
+    try:
+        obj(**{name: funcargs[name] for name in names if name in funcargs})
+    except Exception as exc:  # e.g. a health check: the log is kept as far as it got, and says so
+        log.append({"digest": STOPPED, "held": False,
+                    "input": f"the logging pass stopped early ({type(exc).__name__}): later examples were not logged"})
+    finally:
+        holder["mode"], holder["log"] = "normal", None
+        func._hypothesis_internal_use_settings, func._hypothesis_internal_use_seed = saved
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    """Before the normal pass of a Hypothesis test: the example-logging pass (a property with a
+    freeze) and the fresh-seed pass (every seeded property), docs/design.md §8.3."""
+    state = _state(pyfuncitem.config)
+    if state is not None:
+        pid = state["item_prop"].get(pyfuncitem.nodeid)
+        prop = state["props"].get(pid) if pid else None
+        obj: Any = getattr(pyfuncitem, "obj", None)
+        handle = getattr(getattr(obj, "__func__", obj), "hypothesis", None)
+        holder = getattr(getattr(handle, "inner_test", None), "_verdict_gate_holder", None)
+        if prop is not None and holder is not None and holder.get("acc") is state["acc"].get(pid):
+            acc = state["acc"][pid]
+            holder["node"] = pyfuncitem.nodeid
+            if prop.get("example_log"):
+                _logging_pass(pyfuncitem, holder, acc.setdefault("example_log", []))
+            if prop.get("fresh_seed") is not None and prop.get("fresh_examples"):
+                _logging_pass(pyfuncitem, holder, acc.setdefault("fresh_log", []), seed=prop["fresh_seed"],
+                              max_examples=prop["fresh_examples"])
+    return (yield)
 
 
 @pytest.hookimpl(trylast=True)
@@ -258,8 +403,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     props = state["spec"]["properties"]
     order = {p["id"]: i for i, p in enumerate(props)}
     kept, dropped = [], []
+    index: dict[str, tuple[int, str]] = {}
+    for position, prop in enumerate(props):
+        index.setdefault(prop["selector"], (position, prop["id"]))
     for item in items:
-        pid = _prop_for(item.nodeid, props)
+        pid = _prop_for(item.nodeid, props, index)
         if pid is None:
             dropped.append(item)
             continue
@@ -282,6 +430,51 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept
+    _emit(state, _results(state).collected(len(kept)))
+
+
+def _spec_files(state: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """The catalog's oracle files and every directory above them (absolute paths)."""
+    if "files" not in state:
+        files = frozenset(os.path.normpath(f) for f in state["spec"].get("files") or [])
+        dirs = {os.path.dirname(f) for f in files}
+        for d in list(dirs):
+            while d and d != os.path.dirname(d):
+                d = os.path.dirname(d)
+                dirs.add(d)
+        state["files"] = (files, frozenset(dirs))
+    return state["files"]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The runner passes directories (collection stays linear in the number of files); only the
+    catalog's oracle files are collected from them, so nothing else of the pack is imported."""
+    state = _state(config)
+    if state is None or not state["spec"].get("files"):
+        return None
+    files, dirs = _spec_files(state)
+    path = os.path.normpath(str(collection_path))
+    if path in files or path in dirs:
+        return None
+    if collection_path.name in ("__init__.py", "conftest.py"):
+        return None
+    return True
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """A catalog oracle file whose name pytest would not collect (not ``test_*.py``) is collected too."""
+    state = _state(parent.config)
+    if state is None or file_path.suffix != ".py":
+        return None
+    files, _dirs = _spec_files(state)
+    if os.path.normpath(str(file_path)) not in files:
+        return None
+    import fnmatch
+
+    if any(fnmatch.fnmatch(file_path.name, pattern) for pattern in parent.config.getini("python_files")):
+        return None  # pytest's own python plugin collects it
+    module: pytest.Module = pytest.Module.from_parent(parent, path=file_path)
+    return module
 
 
 @pytest.fixture(scope="session")
@@ -316,7 +509,7 @@ def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
 
 def _new_acc() -> dict[str, Any]:
     return {"trials": 0, "hits": 0, "items": 0, "skipped_items": 0, "status": None, "failure": None, "seed": None,
-            "hypothesis": False, "last_example": None, "t0": time.monotonic()}
+            "hypothesis": False, "last_example": None, "t0": time.monotonic(), "failures": []}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -376,10 +569,19 @@ def _finish(state: dict[str, Any], pid: str) -> None:
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.SettingsTampered",
                           "message": "Hypothesis's settings profile was replaced while the tests ran "
                                      "(by code the properties import?)", "counterexample": None, "traceback": []}
+    # The failure set: the override above (a run that cannot be trusted) stands alone; otherwise
+    # every failure the test nodes reported.
+    failures = acc["failures"] if acc["failure"] is not None and acc["failure"] in acc["failures"] else (
+        [acc["failure"]] if acc["failure"] is not None else [])
+    prop = state["props"][pid]
     _emit(state, _results(state).result(
         pid, status, seed=acc["seed"], hypothesis=acc["hypothesis"], trials=acc["trials"], hits=acc["hits"],
         items=acc["items"], duration_s=round(time.monotonic() - acc["t0"], 6), fixture_mutated=mutated,
-        **(acc["failure"] or {})))
+        isolation=dict(state["client"].info) if state["client"] is not None and state["client"].info.get("method")
+        else dict(state["isolation"]), **(acc["failure"] or {}),
+        failures=failures if status in ("fail", "crash") else [],
+        example_log=acc.get("example_log") if prop.get("example_log") and acc["hypothesis"] else None,
+        fresh_seed=prop.get("fresh_seed") if "fresh_log" in acc else None, fresh_log=acc.get("fresh_log")))
 
 
 def _frames(excinfo: Any, roots: list[list[str]]) -> list[dict[str, Any]]:
@@ -413,6 +615,27 @@ def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[
     }
 
 
+def _failures(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]]) -> list[dict[str, Any]]:
+    """Every failure one exception stands for: itself, or, for the group Hypothesis raises when it
+    found several distinct bugs (``report_multiple_bugs``), each of them with its own example."""
+    exc = excinfo.value
+    group = getattr(exc, "exceptions", None)
+    if not (acc and acc.get("hypothesis") and isinstance(exc, BaseExceptionGroup) and group):
+        one = _failure(excinfo, nodeid, acc, roots)
+        known = (acc or {}).get("raised", {}).get(id(exc))
+        if known is not None and known[0] is exc and one["counterexample"] is not None:
+            one["counterexample"] = known[1]
+        return [one]
+    found = []
+    for sub in group:
+        info = pytest.ExceptionInfo.from_exception(sub)
+        one = _failure(info, nodeid, acc, roots)
+        known = acc.get("raised", {}).get(id(sub))
+        one["counterexample"] = known[1] if known is not None and known[0] is sub else None
+        found.append(one)
+    return found
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
@@ -425,8 +648,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         acc["hits"] += 1
     xfailed = report.skipped and hasattr(report, "wasxfail")
     if report.failed or xfailed:
-        if acc["status"] != "fail" and call.excinfo is not None:
-            acc["failure"] = _failure(call.excinfo, item.nodeid, acc, state["spec"]["roots"])
+        if call.excinfo is not None:
+            # Every failing test node, and every distinct bug in it, is a failure of its own (§5).
+            found = _failures(call.excinfo, item.nodeid, acc, state["spec"]["roots"])
+            if acc["status"] != "fail":
+                acc["failure"] = dict(found[0])
+            acc["failures"] += found
         acc["status"] = "fail"
     elif report.skipped and report.when in ("setup", "call"):
         acc["skipped_items"] += 1  # a skipped case checked nothing: the property cannot pass
@@ -459,7 +686,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 _emit(state, results.start(prop["id"], time.time()))
                 _emit(state, results.result(prop["id"], "fail", seed=prop.get("seed"), hypothesis=False, trials=0,
                                             hits=0, items=0, duration_s=0.0, fixture_mutated=False,
-                                            **{**failure, "node": prop["selector"]}))
+                                            **{**failure, "node": prop["selector"]},
+                                            failures=[{**failure, "node": prop["selector"]}]))
                 break
     # The closing record: a process that ends without it (os._exit, a crash after the last
     # result) has its results discarded by the runner.

@@ -37,7 +37,6 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    os.environ.setdefault("VERDICT_GATE_RUN_AS", "auto")  # the example is trusted code (see README)
     spec = yaml.safe_load((examples_dir() / "candidates.yaml").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         repo, _ = build_base(Path(tmp), spec)

@@ -18,22 +18,6 @@ from verdict_gate.report.verdicts import SCHEMA_OF
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _sandbox_usable() -> bool:
-    from verdict_gate.core.errors import GateError
-    from verdict_gate.run import runner
-
-    try:
-        runner.sandbox_user()
-    except GateError:
-        return False
-    return True
-
-
-# As root the gate runs properties as `nobody`, and refuses to run them as root unless told so.
-# Where `nobody` cannot run this interpreter (a Python under /root), the tests say so on purpose.
-if os.geteuid() == 0 and "VERDICT_GATE_RUN_AS" not in os.environ and not _sandbox_usable():
-    os.environ["VERDICT_GATE_RUN_AS"] = "root"
-    print("note: `nobody` cannot run this interpreter: the tests run properties as root", file=sys.stderr)
 SHARED_SARIF = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 
 

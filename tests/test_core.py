@@ -81,7 +81,7 @@ def test_tree_v1_orders_by_components_not_strings(tmp_path):
     # "a/b" sorts before "a.txt" by components ("a" < "a.txt"), after it as joined strings ("/" > ".").
     write(tmp_path, {"a/b": b"1", "a.txt": b"2", "a-b/c": b"3", "empty/.keep": b""})
     (tmp_path / "emptydir").mkdir()
-    result = digest_dir(tmp_path)
+    result = digest_dir(tmp_path, format="tree-v1")
     assert result.digest == reference_tree_v1(tmp_path)
     assert list(result.files) == ["a/b", "a-b/c", "a.txt", "empty/.keep"]  # hashed in component order
     by_hand = hashlib.sha256(b"a/b\x001\x00a-b/c\x003\x00a.txt\x002\x00empty/.keep\x00\x00").hexdigest()
@@ -96,7 +96,7 @@ def test_tree_v1_matches_reference(tmp_path_factory, files):
         write(root, files)
     except (FileExistsError, NotADirectoryError, IsADirectoryError):
         return  # a path that is both a file and a directory cannot exist
-    assert digest_dir(root).digest == reference_tree_v1(root)
+    assert digest_dir(root, format="tree-v1").digest == reference_tree_v1(root)
 
 
 def test_empty_directories_do_not_count(tmp_path):
@@ -122,14 +122,14 @@ def test_fifo_is_refused(tmp_path):
 def test_one_read_serves_digest_and_manifest(tmp_path, monkeypatch):
     write(tmp_path, {"a": b"x" * 10, "b/c": b"y"})
     opened: list[str] = []
-    real_open = open
+    real_open = os.open
 
     def counting_open(path, *args, **kwargs):  # type: ignore[no-untyped-def]
         opened.append(str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", counting_open)
-    result = scan(walk(tmp_path))
+    monkeypatch.setattr("os.open", counting_open)
+    result = scan(walk(tmp_path), format="tree-v1")
     assert sorted(opened) == sorted(str(tmp_path / p) for p in ("a", "b/c"))
     assert result.files["a"] == hashlib.sha256(b"x" * 10).hexdigest()
 

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import github_sarif_rules
 import pytest
 import yaml
 
@@ -35,7 +36,8 @@ def test_example_candidates(example_repo, tmp_path, cand):
     for pid, (verdict, reason) in cand["expect"].get("verdicts", {}).items():
         assert (verdicts["verdicts"][pid]["verdict"], verdicts["verdicts"][pid]["reason"]) == (verdict, reason)
     assert f"outcome: {verdicts['outcome']}" in stdout
-    sarif = docs["results.sarif"]
+    sarif = docs["results.sarif"]  # the OASIS schema passed in validate_evidence; now GitHub's rules
+    assert github_sarif_rules.violations(sarif) == []
     non_pass = [v for v in verdicts["verdicts"].values() if v["verdict"] != "pass"]
     assert len(sarif["runs"][0]["results"]) == max(len(non_pass), 1 if verdicts["outcome"] == "void" else 0)
     summary = (tmp_path / "out" / "summary.md").read_text()
@@ -225,13 +227,14 @@ def test_node_typo_names_the_property(example_repo, tmp_path):
 
     pack_edit(example_repo, typo)
     commit_all(example_repo, "candidate")
-    code, stdout, _ = gate(example_repo, tmp_path / "o")
-    docs = validate_evidence(tmp_path / "o")
-    verdicts = docs["verdicts.json"]
-    assert code == 1  # one property missing, the other still ran: blocked, not incomplete
-    assert verdicts["verdicts"]["prop.order_total"]["reason"] == "missing_run"
-    assert verdicts["verdicts"]["prop.tax_round"]["reason"] == "frozen"
-    assert any("properties/test_order_total.py::test_order_totl" in n for n in verdicts["notices"])
+    code, stdout, stderr = gate(example_repo, tmp_path / "o")
+    # A node that names no test is the catalog's error (issue 11): exit 2 before scoring, naming the
+    # property, its file, the node and the fix; no verdicts are written.
+    assert code == 2, stderr
+    assert "$.properties[0] 'prop.order_total': node 'test_order_totl' is not a test in " \
+           "properties/test_order_total.py" in stderr
+    assert "fix: set each property's node:" in stderr
+    assert not (tmp_path / "o" / "verdicts.json").exists()
 
 
 def test_no_ledger_means_no_freezes(example_repo, tmp_path):

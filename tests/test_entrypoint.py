@@ -325,7 +325,8 @@ def test_workflow_dispatch_needs_the_base_input(example_repo: Path, tmp_path: Pa
     (error,) = annotations(res)
     assert error[1]["title"] == "verdict-gate configuration error"
     assert "is required for workflow_dispatch" in error[2] and "with: base:" in error[2]
-    assert "## verdict-gate: **verdict-gate configuration error**" in res.summary
+    assert "## verdict-gate: **configuration error**" in res.summary
+    assert "**verdict-gate" not in res.summary  # the heading says verdict-gate once
     # a branch name works: the checkout may only have origin/NAME, tried next
     runner.output.write_text("")
     res = runner.inputs(base="main").run()

@@ -123,8 +123,9 @@ def test_a_freeze_cannot_make_a_pass_from_a_candidate_ledger(tmp_path):
 
 
 def test_zero_collected_is_incomplete(tmp_path):
-    repo = make_project(tmp_path, {"test_x.py": "def test_x():\n    pass\n"},
-                        [{"id": "prop.x", "oracle": "properties/test_x.py", "node": "test_missing", "kind": "example"}])
+    # A file without tests (a node: that names no test is a configuration error instead: test_e2e).
+    repo = make_project(tmp_path, {"test_x.py": "X = 1\n"},
+                        [{"id": "prop.x", "oracle": "properties/test_x.py", "kind": "example"}])
     commit_all(repo, "candidate")
     code, docs, stderr = run(repo, tmp_path / "out")
     assert code == 4 and docs["verdicts.json"]["outcome"] == "incomplete"
@@ -163,10 +164,10 @@ def test_fixture_mutation_fails_the_property(tmp_path):
     commit_all(repo, "candidate")
     code, docs, _ = run(repo, tmp_path / "out")
     got = reasons(docs)
-    # Only a property process running as root can write the 0444 fixture (and is then caught);
-    # as any other user (the gate drops root to `nobody` where it can) the write itself fails.
-    as_root = os.geteuid() == 0 and _sandbox() is None
-    expected = "fixture_mutated" if as_root else "no_freeze"
+    # The oracle process runs as the gate's user: as root it can write the 0444 fixture (and is then
+    # caught); as any other user the write itself fails. Candidate code never gets that far: the
+    # worker sees the fixtures through a read-only mount.
+    expected = "fixture_mutated" if os.geteuid() == 0 else "no_freeze"
     assert got["prop.write"] == ("fail", expected)
     assert got["prop.ok"] == ("pass", "held")
     assert code == 1
@@ -177,7 +178,10 @@ def test_import_error_in_candidate_is_a_failure_not_a_crash(tmp_path):
     (repo / "src" / "calc.py").write_text("raise ImportError('broken module')\n")
     commit_all(repo, "broken import")
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")}
+    # The property's status is fail (its process did not crash), but no example reached its body:
+    # scored crashed, which no freeze can forgive (docs/design.md §3).
+    assert reasons(docs) == {"prop.add": ("fail", "crashed")}
+    assert docs["runs.json"]["runs"]["prop.add"]["status"] == "fail"
     assert docs["runs.json"]["runs"]["prop.add"]["exc_type"] == "builtins.ImportError"
     assert code == 1
 
@@ -231,29 +235,38 @@ def test_digest_memory_stays_flat(tmp_path):
     assert peak < result.total_bytes / 4, f"peak {peak} bytes for {result.total_bytes} bytes of files"
 
 
-def _sandbox() -> tuple[int, int] | None:
-    from verdict_gate.run import runner
-
-    return runner.sandbox_user()
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or _sandbox() is None,
-                    reason="needs root and an interpreter the `nobody` user can run (as in the container image)")
-def test_as_root_properties_run_as_nobody(tmp_path):
+def test_the_candidate_worker_sees_no_token_no_gate_and_no_network(tmp_path):
     repo = make_project(tmp_path, {"test_who.py": """
-        import os
+        from calc import probe
         def test_who(oracle_fixtures):
-            assert os.geteuid() != 0
-            try:
-                open(f"/proc/{os.getppid()}/environ", "rb").read()
-            except PermissionError:
-                pass
-            else:
-                raise AssertionError("read the gate's environment")
-    """}, [{"id": "prop.who", "oracle": "properties/test_who.py", "kind": "example"}])
+            token, parent_env, net, planted = probe(str(oracle_fixtures))
+            assert token is None and parent_env is None and not planted
+    """}, [{"id": "prop.who", "oracle": "properties/test_who.py", "kind": "example"}], src={"src/calc.py": """
+import os, socket
+def probe(fixtures):
+    token = os.environ.get("GITHUB_TOKEN")
+    try:
+        parent_env = open(f"/proc/{os.getppid()}/environ", "rb").read() or None
+        parent_env = parent_env if b"ghs_secret" in parent_env else None
+    except OSError:
+        parent_env = None
+    try:
+        socket.create_connection(("127.0.0.1", 22), timeout=1).close()
+        net = True
+    except OSError:
+        net = False
+    try:
+        open(os.path.join(fixtures, "planted.json"), "w").write("{}")
+        planted = True
+    except OSError:
+        planted = False
+    return token, parent_env, net, planted
+"""})
     commit_all(repo, "candidate")
     code, docs, _ = run(repo, tmp_path / "out", env={"GITHUB_TOKEN": "ghs_secret"})
     assert reasons(docs) == {"prop.who": ("pass", "held")} and code == 0
+    isolation = docs["runs.json"]["runs"]["prop.who"]["isolation"]
+    assert isolation["level"] == "sandbox"
 
 
 def _candidate_calc(repo: Path, body: str) -> None:
@@ -271,8 +284,9 @@ FORGE = """
 """
 
 
-def test_forged_results_then_exit_are_not_trusted(tmp_path):
-    repo = make_project(tmp_path, FAILING, CATALOG)
+@pytest.mark.parametrize("level", ["none", "sandbox"])
+def test_forged_results_then_exit_are_not_trusted(tmp_path, level):
+    repo = make_project(tmp_path, FAILING, [dict(c, isolation=level) for c in CATALOG])
     _candidate_calc(repo, FORGE + """
     forge({"event": "start", "id": "prop.add"},
           {"event": "result", "id": "prop.add", "status": "pass", "hits": 100, "trials": 100, "seed": 1, "items": 1})
@@ -281,12 +295,17 @@ def test_forged_results_then_exit_are_not_trusted(tmp_path):
         return a - b
     """)
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
-    assert "closing record" in docs["runs.json"]["runs"]["prop.add"]["message"]
+    assert code == 1 and reasons(docs)["prop.add"][0] == "fail"
+    if level == "none":  # in-process: the stream's trust rules catch it
+        assert reasons(docs) == {"prop.add": ("fail", "crashed")}
+        assert "closing record" in docs["runs.json"]["runs"]["prop.add"]["message"]
+    else:  # in the worker there is no results stream to find, and its exit is a crash of the worker
+        assert "--verdict-gate-results" in docs["runs.json"]["runs"]["prop.add"]["message"] or \
+            docs["runs.json"]["runs"]["prop.add"]["status"] == "crash"
 
 
 def test_garbage_in_the_results_stream_is_a_crash_not_an_internal_error(tmp_path):
-    repo = make_project(tmp_path, FAILING, CATALOG)
+    repo = make_project(tmp_path, FAILING, [dict(c, isolation="none") for c in CATALOG])
     _candidate_calc(repo, FORGE + """
     forge("not json", "[1, 2]", '{"event": "start"}')
     def add(a, b):
@@ -307,8 +326,8 @@ def test_a_hang_outside_any_property_is_bounded(tmp_path):
         return a + b
     """)
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.ok": ("fail", "crashed")} and code == 1
-    assert "outside any property" in docs["runs.json"]["runs"]["prop.ok"]["message"]
+    assert reasons(docs)["prop.ok"][0] == "fail" and code == 1
+    assert "within 2 s" in docs["runs.json"]["runs"]["prop.ok"]["message"]  # the import of calc hung
 
 
 def test_candidate_cannot_shadow_the_standard_library(tmp_path):
@@ -355,36 +374,51 @@ def test_candidate_cannot_reject_the_examples_it_fails(tmp_path):
     commit_all(repo, "reject failing examples")
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.tax": ("fail", "no_freeze")} and code == 1
-    assert docs["runs.json"]["runs"]["prop.tax"]["exc_type"] == "verdict_gate.DiscardedExample"
+    # In the worker, hypothesis.reject() is just an exception: it reaches the oracle as a mirrored
+    # class, never as Hypothesis's own (which would discard the example).
+    assert docs["runs.json"]["runs"]["prop.tax"]["exc_type"] == "hypothesis.errors.UnsatisfiedAssumption"
 
-def test_root_without_a_usable_sandbox_refuses(tmp_path):
-    """As root, the gate runs candidate code as `nobody` or not at all (unless told `root`)."""
-    from verdict_gate.run import runner
+def test_a_level_the_host_cannot_give_is_incomplete_never_lowered(tmp_path):
+    """Without bubblewrap (and, as root, without a uid that can run the interpreter) the default
+    level `sandbox` is unavailable: the property is isolation_unavailable, the outcome incomplete."""
+    from verdict_gate.run import sandbox
 
-    if os.geteuid() != 0:
-        pytest.skip("only root drops privileges")
-    runner._SANDBOX.pop("nobody", None)
-    usable = _sandbox_probe_ok()
-    repo = make_project(tmp_path, {"test_ok.py": "def test_ok():\n    assert True\n"},
+    repo = make_project(tmp_path, {"test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n"},
                         [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
     commit_all(repo, "candidate")
-    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle", "--out",
-               str(tmp_path / "out"), env={"VERDICT_GATE_RUN_AS": "nobody"})
-    if usable:
-        assert proc.returncode == 0, proc.stderr
-    else:
-        assert proc.returncode == 2 and "VERDICT_GATE_RUN_AS=root" in proc.stderr and "Traceback" not in proc.stderr
-
-
-def _sandbox_probe_ok() -> bool:
-    from verdict_gate.core.errors import GateError
-    from verdict_gate.run import runner
-
+    env = {"VERDICT_GATE_BWRAP": "/nonexistent/bwrap"}
+    old = os.environ.get("VERDICT_GATE_BWRAP")
+    os.environ["VERDICT_GATE_BWRAP"] = env["VERDICT_GATE_BWRAP"]
     try:
-        runner._probe("nobody")
-    except GateError:
-        return False
-    return True
+        sandbox._BWRAP_OK.clear()
+        try:
+            sandbox.plan("sandbox", readonly=[], hidden=[], cwd="/")
+            usable = True  # root with a uid 65534 that can run the interpreter (the Docker image)
+        except sandbox.Unavailable:
+            usable = False
+    finally:
+        sandbox._BWRAP_OK.clear()
+        if old is None:
+            os.environ.pop("VERDICT_GATE_BWRAP")
+        else:
+            os.environ["VERDICT_GATE_BWRAP"] = old
+    code, docs, stderr = run(repo, tmp_path / "out", env=env)
+    if usable:
+        assert code == 0 and docs["runs.json"]["runs"]["prop.ok"]["isolation"]["method"] == "uid"
+    else:
+        assert code == 4 and reasons(docs) == {"prop.ok": ("fail", "isolation_unavailable")}
+        assert "bubblewrap" in docs["verdicts.json"]["verdicts"]["prop.ok"]["detail"] or "doctor" in \
+            docs["verdicts.json"]["verdicts"]["prop.ok"]["detail"]
+
+
+@pytest.mark.parametrize("level", ["process", "none"])
+def test_a_catalog_may_ask_for_a_lower_level(tmp_path, level):
+    repo = make_project(tmp_path, {"test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n"},
+                        [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example", "isolation": level}])
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert code == 0 and reasons(docs) == {"prop.ok": ("pass", "held")}
+    assert docs["runs.json"]["runs"]["prop.ok"]["isolation"]["level"] == level
 
 
 PARAM = {"test_add.py": """
@@ -398,8 +432,10 @@ PARAM = {"test_add.py": """
 PARAM_CATALOG = [{"id": "prop.add", "oracle": "properties/test_add.py", "kind": "example"}]
 
 
-def test_a_case_skipped_by_the_candidate_is_not_a_pass(tmp_path):
-    repo = make_project(tmp_path, PARAM, PARAM_CATALOG)
+@pytest.mark.parametrize("level", ["none", "sandbox"])
+def test_a_case_skipped_by_the_candidate_is_not_a_pass(tmp_path, level):
+    # level none: the in-process defence catches it; sandbox: the trick has nothing to reach.
+    repo = make_project(tmp_path, PARAM, [dict(c, isolation=level) for c in PARAM_CATALOG])
     _candidate_calc(repo, """
     import unittest
     def add(a, b):
@@ -408,11 +444,15 @@ def test_a_case_skipped_by_the_candidate_is_not_a_pass(tmp_path):
         return a + b if a < 5 else 0
     """)
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.add": ("fail", "vacuous")} and code == 4
+    assert code != 0 and all(v[0] == "fail" for v in reasons(docs).values())
+    if level == "none":
+        assert reasons(docs) == {"prop.add": ("fail", "vacuous")} and code == 4
 
 
-def test_pytest_exit_inside_a_property_is_a_crash(tmp_path):
-    repo = make_project(tmp_path, PARAM, PARAM_CATALOG)
+@pytest.mark.parametrize("level", ["none", "sandbox"])
+def test_pytest_exit_inside_a_property_is_a_crash(tmp_path, level):
+    # level none: the in-process defence catches it; sandbox: the trick has nothing to reach.
+    repo = make_project(tmp_path, PARAM, [dict(c, isolation=level) for c in PARAM_CATALOG])
     _candidate_calc(repo, """
     import pytest
     def add(a, b):
@@ -421,11 +461,15 @@ def test_pytest_exit_inside_a_property_is_a_crash(tmp_path):
         return a + b
     """)
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
+    assert code != 0 and all(v[0] == "fail" for v in reasons(docs).values())
+    if level == "none":
+        assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
 
 
-def test_candidate_settings_profile_cannot_weaken_hypothesis(tmp_path):
-    repo = make_project(tmp_path, FAILING, CATALOG)
+@pytest.mark.parametrize("level", ["none", "sandbox"])
+def test_candidate_settings_profile_cannot_weaken_hypothesis(tmp_path, level):
+    # level none: the in-process defence catches it; sandbox: the trick has nothing to reach.
+    repo = make_project(tmp_path, FAILING, [dict(c, isolation=level) for c in CATALOG])
     _candidate_calc(repo, """
     from hypothesis import settings
     settings.register_profile("weak", max_examples=1)
@@ -434,12 +478,16 @@ def test_candidate_settings_profile_cannot_weaken_hypothesis(tmp_path):
         return a + b if (a, b) == (0, 0) else a - b
     """)
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
-    assert docs["runs.json"]["runs"]["prop.add"]["exc_type"] == "verdict_gate.SettingsTampered"
+    assert code != 0 and all(v[0] == "fail" for v in reasons(docs).values())
+    if level == "none":
+        assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
+        assert docs["runs.json"]["runs"]["prop.add"]["exc_type"] == "verdict_gate.SettingsTampered"
 
 
-def test_candidate_cannot_discard_examples_by_an_invalid_draw(tmp_path):
-    repo = make_project(tmp_path, FAILING, CATALOG)
+@pytest.mark.parametrize("level", ["none", "sandbox"])
+def test_candidate_cannot_discard_examples_by_an_invalid_draw(tmp_path, level):
+    # level none: the in-process defence catches it; sandbox: the trick has nothing to reach.
+    repo = make_project(tmp_path, FAILING, [dict(c, isolation=level) for c in CATALOG])
     _candidate_calc(repo, """
     from hypothesis.control import current_build_context
     def add(a, b):
@@ -448,8 +496,10 @@ def test_candidate_cannot_discard_examples_by_an_invalid_draw(tmp_path):
         return a - b
     """)
     code, docs, _ = run(repo, tmp_path / "out")
-    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
-    assert "discarded" in docs["runs.json"]["runs"]["prop.add"]["message"]
+    assert code != 0 and all(v[0] == "fail" for v in reasons(docs).values())
+    if level == "none":
+        assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
+        assert "discarded" in docs["runs.json"]["runs"]["prop.add"]["message"]
 
 
 def test_a_namespace_helper_directory_in_the_pack_is_void(tmp_path):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from verdict_gate.core.promotion import OUTCOMES, outcome, promote
 from verdict_gate.core.signature import make_signature
-from verdict_gate.core.verdict import BaseSig, Freeze, RunResult, Verdict, decide
+from verdict_gate.core.verdict import REASON_ROWS, BaseSig, Example, FailureRef, Freeze, RunResult, Verdict, decide
 
 TODAY = dt.date(2026, 11, 30)
 BASE = "b" * 40
@@ -35,6 +35,28 @@ def failed(**kw: object) -> RunResult:
                                      fixture_digest=DIGEST, seed=7, seeded_kind=True, hits=12)
     values.update(kw)
     return RunResult(**values)  # type: ignore[arg-type]
+
+
+# A second failure of the same property: another test node of its file (docs/design.md §5).
+SIG2 = make_signature(prop_id="prop.x", node="properties/test_x.py::test_y", seed=7,
+                      exc_type="builtins.ValueError", message="bad", counterexample={"n": 9})
+F1, F2, F_OTHER = FailureRef(SIG.value, SIG.parts), FailureRef(SIG2.value, SIG2.parts), \
+    FailureRef(OTHER.value, OTHER.parts)
+BOTH = (F1, F2)
+HELD, BROKE = Example("1" * 32, True), Example("1" * 32, False, {"n": 12})
+
+
+def set_freeze(failures: tuple[FailureRef, ...], **kw: object) -> Freeze:
+    from verdict_gate.core.signature import set_signature
+
+    return freeze(signature=set_signature(f.signature for f in failures), failures=failures, **kw)
+
+
+def replayed(*failures: FailureRef, **kw: object) -> list[BaseSig]:
+    from verdict_gate.core.signature import set_signature
+
+    return [BaseSig("prop.x", set_signature(f.signature for f in failures), DIGEST, BASE,
+                    failures=tuple(f.signature for f in failures), **kw)]  # type: ignore[arg-type]
 
 
 PASSED = RunResult(status="pass", fixture_digest=DIGEST, seed=7, seeded_kind=True, hits=100)
@@ -73,6 +95,31 @@ TABLE = [
     ("V14-unseeded", failed(seed=None), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "unseeded"),
     ("V14-vacuous", RunResult(status="pass", fixture_digest=DIGEST, seed=7, seeded_kind=True, hits=0), False, [],
      REPLAYED, ANCESTORS, "reproduced", "fail", "vacuous"),
+    # Failure sets (docs/design.md §3, §5): a freeze forgives exactly the failures it names.
+    ("V15", failed(failures=BOTH), False, [freeze()], replayed(*BOTH), ANCESTORS, "reproduced", "fail",
+     "unfrozen_failure"),
+    ("V3-set", failed(failures=BOTH), False, [set_freeze(BOTH)], replayed(*BOTH), ANCESTORS, "reproduced",
+     "inconclusive", "frozen"),
+    ("V3-subset", failed(failures=(F1,)), False, [set_freeze(BOTH)], replayed(*BOTH), ANCESTORS, "reproduced",
+     "inconclusive", "frozen"),
+    ("V3-two-records", failed(failures=BOTH), False, [freeze(), set_freeze((F2,))], replayed(*BOTH), ANCESTORS,
+     "reproduced", "inconclusive", "frozen"),
+    ("V7-set", failed(failures=(F_OTHER, F2)), False, [freeze()], replayed(F1), ANCESTORS, "reproduced", "fail",
+     "signature_mismatch"),
+    ("V10-set", failed(failures=BOTH), False, [set_freeze(BOTH)], replayed(F1), ANCESTORS, "reproduced", "fail",
+     "not_reproduced_on_base"),
+    ("V13-never-ran", failed(hits=0), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "crashed"),
+    # Example logs (docs/design.md §8.3): an example that held on the base and fails now is new.
+    ("V16", failed(example_log=(BROKE,)), False, [freeze()], replayed(F1, example_log=(HELD,)), ANCESTORS,
+     "reproduced", "fail", "new_failing_examples"),
+    ("V16-fresh", PASSED.__class__(**{**PASSED.__dict__, "fresh_log": (BROKE,)}), False, [],
+     replayed(fresh_log=(HELD,)), ANCESTORS, "reproduced", "fail", "new_failing_examples"),
+    ("V1-fresh-preexisting", PASSED.__class__(**{**PASSED.__dict__, "fresh_log": (BROKE,)}), False, [],
+     replayed(fresh_log=(BROKE,)), ANCESTORS, "reproduced", "pass", "held"),
+    ("V3-log-same-failures", failed(example_log=(BROKE, HELD.__class__("2" * 32, True))), False, [freeze()],
+     replayed(F1, example_log=(BROKE, Example("2" * 32, True))), ANCESTORS, "reproduced", "inconclusive", "frozen"),
+    ("V17", failed(isolation_asked="sandbox", isolation_level="process", isolation_method="process"), False,
+     [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "isolation_unavailable"),
 ]
 
 
@@ -87,7 +134,7 @@ def test_verdict_table(row, run, edited, freezes, replay, ancestors, policy, ver
 
 def test_every_row_has_a_case():
     rows = {case[0].split("-")[0] for case in TABLE}
-    assert rows == {f"V{i}" for i in range(1, 15)}
+    assert rows == {f"V{i}" for i in range(1, 18)} == set(REASON_ROWS.values())
 
 
 def test_stale_freeze_is_reported_on_pass():
@@ -106,6 +153,40 @@ def test_expiry_is_inclusive_of_today():
     got = decide(failed(), oracle_edited=False, freezes=[freeze(expires_on=TODAY)], replay=REPLAYED,
                  base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
     assert got.verdict == "inconclusive"
+
+
+def test_unfrozen_failure_names_each_extra_failure():
+    third = FailureRef(OTHER.value, {**OTHER.parts, "node": "properties/test_x.py::test_z"})
+    got = decide(failed(failures=(F1, F2, third)), oracle_edited=False, freezes=[freeze()],
+                 replay=replayed(F1, F2, third), base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced",
+                 today=TODAY)
+    assert got.reason == "unfrozen_failure"
+    assert "2 failure(s)" in got.detail and "test_x.py::test_y" in got.detail and "test_x.py::test_z" in got.detail
+    assert "test_x.py::test_x" not in got.detail  # the frozen one is not named as extra
+
+
+def test_subset_reports_the_fixed_failure_stale():
+    got = decide(failed(failures=(F2,)), oracle_edited=False, freezes=[set_freeze(BOTH)], replay=replayed(*BOTH),
+                 base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert (got.verdict, got.reason, got.notes) == ("inconclusive", "frozen", ("freeze_stale",))
+    assert "test_x.py::test_x" in got.detail and "freeze_stale" in got.detail
+    whole = decide(failed(failures=BOTH), oracle_edited=False, freezes=[set_freeze(BOTH)], replay=replayed(*BOTH),
+                   base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert whole.notes == ()
+
+
+def test_new_failing_example_names_its_input():
+    got = decide(failed(example_log=(HELD.__class__("2" * 32, True), BROKE)), oracle_edited=False,
+                 freezes=[freeze()], replay=replayed(F1, example_log=(Example("2" * 32, True), HELD)),
+                 base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert got.reason == "new_failing_examples" and "{'n': 12}" in got.detail
+
+
+def test_a_log_from_another_base_does_not_count():
+    other = [BaseSig("prop.x", SIG.value, DIGEST, OLD_BASE, failures=(SIG.value,), example_log=(HELD,))]
+    got = decide(failed(example_log=(BROKE,)), oracle_edited=False, freezes=[freeze()], replay=REPLAYED + other,
+                 base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert got.reason == "frozen"
 
 
 def test_any_matching_freeze_among_several_applies():

@@ -136,9 +136,6 @@ def gate(repo: Path, out: Path, today: str) -> tuple[dict[str, Any], int]:
 
 
 def main(keep: bool = False, refresh_ledger: bool = False) -> int:
-    # The example's code is ours, not a hostile patch: as root, run it as `nobody` where that
-    # works and as root where it cannot (a Python under /root), rather than not at all.
-    os.environ.setdefault("VERDICT_GATE_RUN_AS", "auto")
     spec = yaml.safe_load((examples_dir() / "candidates.yaml").read_text(encoding="utf-8"))
     work = Path(tempfile.mkdtemp(prefix="verdict-gate-demo-"))
     failures = 0

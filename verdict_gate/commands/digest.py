@@ -1,4 +1,4 @@
-"""``verdict-gate digest DIR``: print the ``tree-v1`` digest of a directory."""
+"""``verdict-gate digest DIR``: print the ``tree-v2`` (or ``--format tree-v1``) digest of a directory."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ EXIT_HELP = "exit codes: 0 printed, 2 not a directory, or a link or special file
 
 
 def add_parser(sub: Any) -> None:
-    dig = sub.add_parser("digest", epilog=EXIT_HELP, help="print the tree-v1 digest of a directory")
+    dig = sub.add_parser("digest", epilog=EXIT_HELP, help="print the tree-v2 digest of a directory")
     dig.add_argument("dir", help="directory to digest (symlinks refused)")
+    dig.add_argument("--format", choices=("tree-v2", "tree-v1"), default="tree-v2",
+                     help="digest format (docs/design.md §4); tree-v1 for freezes recorded before tree-v2")
     dig.set_defaults(run=run)
 
 
@@ -19,6 +21,6 @@ def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.digest import digest_dir
     from verdict_gate.core.errors import EXIT_PROMOTED
 
-    result = digest_dir(Path(args.dir))
-    print(f"tree-v1 {result.digest}  {len(result.files)} files  {result.total_bytes} bytes")
+    result = digest_dir(Path(args.dir), format=args.format)
+    print(f"{result.format} {result.digest}  {len(result.files)} files  {result.total_bytes} bytes")
     return EXIT_PROMOTED  # 0: printed

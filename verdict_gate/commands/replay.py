@@ -23,6 +23,8 @@ def add_parser(sub: Any) -> None:
     add_pack_options(rep)
     rep.add_argument("--out", required=True, metavar="FILE", help="where to write base.sig.json")
     rep.add_argument("--only-id", action="append", metavar="ID", help="replay only this property (repeatable)")
+    rep.add_argument("--format", choices=["text", "json"], default="text",
+                     help="stdout: one line per property (text, default) or one JSON document (json)")
     rep.set_defaults(run=run)
 
 
@@ -33,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
     doc = replay_to_file(Path(args.repo), args.rev, args.pack, Path(args.out), only=args.only_id or None,
                          options=pack_options(args), progress=progress,
                          notice=lambda n: print(f"note: {n}", file=sys.stderr))
-    for r in doc.replays:
+    if getattr(args, "format", "text") == "json":
+        from verdict_gate.report.jsonout import dumps, replay_document
+
+        sys.stdout.write(dumps(replay_document(doc, str(args.out))))
+    for r in doc.replays if getattr(args, "format", "text") != "json" else ():
         print(f"{r.prop_id}: {r.status} {r.signature or ''}")
     print(f"wrote {args.out}", file=sys.stderr)
     return EXIT_PROMOTED  # 0: written

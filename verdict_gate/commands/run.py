@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,11 @@ def add_parser(sub: Any) -> None:
                      help="date freezes expire against (default: today, UTC)")
     cmd.add_argument("--sarif-category", default="verdict-gate",
                      help="SARIF runAutomationDetails id (default: verdict-gate)")
+    cmd.add_argument("--jobs", type=int, metavar="N", default=None,
+                     help="oracle processes at once, each with its own candidate worker (default: the core count)")
+    cmd.add_argument("--format", choices=["text", "json"], default="text",
+                     help="stdout: the verdict table (text, default) or one JSON document for scripts (json: "
+                          "outcome, exit_code, counts, verdicts, evidence_dir; nothing else on stdout)")
     cmd.set_defaults(run=run)
 
 
@@ -41,10 +47,21 @@ def run(args: argparse.Namespace) -> int:
     from verdict_gate.run import pipeline
 
     check_out_dir(Path(args.out), Path(args.repo))  # before the work, not after it
+    if args.jobs is not None:
+        if args.jobs < 1:
+            from verdict_gate.core.errors import GateError
+
+            raise GateError("--jobs", str(args.jobs), "is not a positive number of processes", "pass --jobs 1 or more")
+        os.environ["VERDICT_GATE_JOBS"] = str(args.jobs)  # read by the runner (run.runner.default_jobs)
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=pipeline.today(args.today),
                       progress=progress, pack_options=pack_options(args))
     write_files(Path(args.out), render_all(ev, args.sarif_category))
-    sys.stdout.write(terminal_table(ev))
+    if getattr(args, "format", "text") == "json":
+        from verdict_gate.report.jsonout import dumps, run_document
+
+        sys.stdout.write(dumps(run_document(ev, str(args.out))))
+    else:
+        sys.stdout.write(terminal_table(ev))
     print(f"evidence: {args.out}", file=sys.stderr)
     assert ev.outcome is not None
     return EXIT_CODES[ev.outcome]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -15,6 +16,7 @@ import yaml
 from verdict_gate.core import validate
 from verdict_gate.core.digest import Normalizer
 from verdict_gate.core.errors import GateError, VoidError
+from verdict_gate.core.files import CATALOG_MAX_BYTES
 
 CATALOG_NAME = "catalog.yaml"
 LEDGER_NAME = "freeze_ledger.json"
@@ -36,6 +38,8 @@ class Property:
     seed: int | None
     timeout: float
     fold_digits: bool
+    isolation: str = "sandbox"
+    fresh_examples: int = 100  # examples drawn from the run's fresh seed (docs/design.md §8.3); 0: none
 
     @property
     def selector(self) -> str:
@@ -68,6 +72,8 @@ class Catalog:
     claimed: tuple[str, ...]
     policy: str
     freeze_base: str
+    isolation: str = "sandbox"
+    modules: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Property]:
         return {p.id: p for p in self.properties}
@@ -95,11 +101,40 @@ def _safe_relative(value: str, where: str, source: str, error: type[GateError]) 
                     "use a POSIX path relative to the pack root, without '..'")
 
 
+# libyaml's safe loader where PyYAML was built with it (fast), else the pure-Python one.
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _refuse_aliases(text: str) -> tuple[int, int] | None:
+    """The line and column (1-based) of the first YAML anchor or alias in ``text``, else None.
+
+    Reads parser events only: an alias is never expanded, so a billion-laughs file costs its own size.
+    """
+    for event in yaml.parse(text, Loader=_SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            mark = event.start_mark
+            return (mark.line + 1, mark.column + 1) if mark else (0, 0)
+    return None
+
+
 def parse_yaml(text: str, source: str, *, void: bool = False) -> Any:
-    """Parse YAML with ``yaml.safe_load``; a syntax error names the line and column."""
+    """Parse YAML with libyaml's safe loader (else PyYAML's); a syntax error names the line and column.
+
+    Refuses a text over :data:`CATALOG_MAX_BYTES`, anchors and aliases (``&a`` / ``*a``: a catalog
+    never needs them, and they make billion-laughs files possible) and non-finite numbers.
+    """
     error = VoidError if void else GateError
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > CATALOG_MAX_BYTES:
+        raise error("catalog", source, f"is {size:,} bytes, over the {CATALOG_MAX_BYTES:,}-byte limit",
+                    "a catalog lists properties; keep it under 1 MiB (move data into fixtures/)")
     try:
-        return yaml.safe_load(text)
+        alias_at = _refuse_aliases(text)
+        if alias_at is not None:
+            raise error("catalog", f"{source}:{alias_at[0]}:{alias_at[1]}",
+                        "uses a YAML anchor or alias (&name / *name), which the gate refuses",
+                        "write the value out in full where it is used")
+        data = yaml.load(text, Loader=_SafeLoader)  # a safe loader: plain data only
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
@@ -108,6 +143,25 @@ def parse_yaml(text: str, source: str, *, void: bool = False) -> Any:
     except (ValueError, RecursionError) as exc:  # e.g. an unquoted impossible date: 2026-02-30
         raise error("catalog", source, f"cannot be read as YAML ({exc})",
                     "quote dates and odd scalars as strings, e.g. '2026-02-28'") from None
+    bad = non_finite(data)
+    if bad is not None:
+        raise error("catalog", f"{source} {bad}", "is not a finite number (.nan, .inf)",
+                    "write a finite number, e.g. timeout: 60")
+    return data
+
+
+def non_finite(data: Any, path: str = "$") -> str | None:
+    """The JSON path of the first NaN or infinite float in ``data`` (dicts, lists, scalars), else None."""
+    stack = [(data, path)]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            stack += [(v, f"{where}.{k}") for k, v in reversed(list(value.items()))]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]") for i, v in reversed(list(enumerate(value)))]
+    return None
 
 
 def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
@@ -150,6 +204,8 @@ def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
             seed=raw.get("seed", seed) if kind == "property" else None,
             timeout=float(raw.get("timeout", DEFAULT_TIMEOUT_S)),
             fold_digits=raw.get("fold_digits", True),
+            isolation=raw.get("isolation", data.get("isolation", "sandbox")),
+            fresh_examples=raw.get("fresh_examples", data.get("fresh_examples", 100)) if kind == "property" else 0,
         ))
     claimed = tuple(data.get("claimed", [p.id for p in props]))
     unknown = [c for c in claimed if c not in seen]
@@ -179,4 +235,6 @@ def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
         claimed=claimed,
         policy=data.get("policy", "lenient"),
         freeze_base=data.get("freeze_base", "reproduced"),
+        isolation=data.get("isolation", "sandbox"),
+        modules=tuple(data.get("modules", ())),
     )

@@ -38,6 +38,7 @@ class Evidence:
     why: str = ""
     void_reason: str = ""
     notices: list[str] = field(default_factory=list)
+    run_id: str = ""  # with the head revision, derives every fresh seed (docs/design.md §8.3)
 
     @property
     def promoted(self) -> bool:

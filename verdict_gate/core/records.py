@@ -8,13 +8,14 @@ documents the schemas in ``schemas/`` describe.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from verdict_gate.core.catalog import Property
-from verdict_gate.core.signature import make_signature
-from verdict_gate.core.verdict import BaseSig, RunResult
+from verdict_gate.core.signature import make_signature, set_signature
+from verdict_gate.core.verdict import BaseSig, Example, FailureRef, RunResult
 
 FAILED_STATUSES = ("fail", "timeout", "crash")
 
@@ -26,6 +27,44 @@ class Frame:
     path: str
     line: int
     function: str
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    """One failure of a property's failure set (docs/design.md §5): one failing test node, or one
+    distinct bug Hypothesis reported in it, with its own signature."""
+
+    node: str
+    exc_type: str
+    message: str
+    counterexample: Any
+    traceback: tuple[Frame, ...]
+    signature: str
+    signature_parts: Mapping[str, Any]
+
+    def ref(self) -> FailureRef:
+        return FailureRef(self.signature, self.signature_parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "exc_type": self.exc_type, "message": self.message,
+                "counterexample": self.counterexample,
+                "traceback": [{"path": f.path, "line": f.line, "function": f.function} for f in self.traceback],
+                "signature": self.signature, "signature_parts": dict(self.signature_parts)}
+
+
+def examples_json(log: tuple[Example, ...] | None) -> list[dict[str, Any]] | None:
+    """An example log as JSON: ``{"digest", "held"}`` per example in draw order, ``input`` on a failing one."""
+    if log is None:
+        return None
+    return [{"digest": e.digest, "held": e.held, **({} if e.held else {"input": e.input})} for e in log]
+
+
+def examples_of(raw: Any) -> tuple[Example, ...] | None:
+    """The example log of a results-stream or evidence record (``None`` when the run kept none)."""
+    if not isinstance(raw, list):
+        return None
+    return tuple(Example(str(e["digest"]), bool(e["held"]), e.get("input")) for e in raw
+                 if isinstance(e, Mapping) and isinstance(e.get("digest"), str) and isinstance(e.get("held"), bool))
 
 
 @dataclass(frozen=True)
@@ -47,6 +86,12 @@ class RunRecord:
     fixture_mutated: bool
     signature: str | None = None
     signature_parts: Mapping[str, Any] | None = None
+    isolation: Mapping[str, Any] = field(default_factory=dict)
+    failures: tuple[FailureRecord, ...] = ()
+    example_log: tuple[Example, ...] | None = None
+    fresh_seed: int | None = None
+    fresh_log: tuple[Example, ...] | None = None
+    output_tail: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -58,6 +103,10 @@ class RunRecord:
             status=self.status, signature=self.signature, signature_parts=self.signature_parts,
             fixture_digest=self.fixture_digest, seed=self.seed, seeded_kind=prop.kind == "property",
             hits=self.hits, fixture_mutated=self.fixture_mutated and not prop.mutates_fixture,
+            isolation_asked=prop.isolation, isolation_level=str(self.isolation.get("level", "none")),
+            isolation_method=str(self.isolation.get("method", "unknown")),
+            failures=tuple(f.ref() for f in self.failures), example_log=self.example_log,
+            fresh_log=self.fresh_log,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -69,7 +118,19 @@ class RunRecord:
             "base_revision": self.base_revision, "fixture_mutated": self.fixture_mutated,
             "signature": self.signature,
             "signature_parts": dict(self.signature_parts) if self.signature_parts is not None else None,
+            "isolation": dict(self.isolation),
+            "failures": [f.to_json() for f in self.failures],
+            "example_log": examples_json(self.example_log),
+            "fresh_seed": self.fresh_seed,
+            "fresh_log": examples_json(self.fresh_log),
+            "output_tail": self.output_tail,
         }
+
+
+def _tmp_free(text: str, tmp_paths: Sequence[str]) -> str:
+    for tmp in sorted(tmp_paths, key=len, reverse=True):
+        text = text.replace(tmp, "<tmp>")
+    return text
 
 
 def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revision: str,
@@ -82,15 +143,28 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
     node = raw.get("node") or prop.selector
     message = raw.get("message")
     signature = parts = None
+    failures: list[FailureRecord] = []
     if raw["status"] in FAILED_STATUSES:
-        sig = make_signature(prop_id=prop.id, node=node, seed=raw.get("seed"),
-                             exc_type=raw.get("exc_type") or "builtins.Exception", message=message or "",
-                             counterexample=raw.get("counterexample"), tmp_paths=tmp_paths,
-                             fold_digits=prop.fold_digits)
-        signature, parts = sig.value, dict(sig.parts)
+        # The failure set: every failing test node and every distinct bug Hypothesis reported;
+        # a record without the list (a lost process) is a set of one.
+        listed = [f for f in raw.get("failures") or [] if isinstance(f, Mapping)] or [raw]
+        by_sig: dict[str, FailureRecord] = {}
+        for f in listed:
+            f_node = f.get("node") or node
+            sig = make_signature(prop_id=prop.id, node=f_node, seed=raw.get("seed"),
+                                 exc_type=f.get("exc_type") or "builtins.Exception", message=f.get("message") or "",
+                                 counterexample=f.get("counterexample"), tmp_paths=tmp_paths,
+                                 fold_digits=prop.fold_digits)
+            by_sig.setdefault(sig.value, FailureRecord(
+                node=f_node, exc_type=f.get("exc_type") or "builtins.Exception",
+                message=_tmp_free(f.get("message") or "", tmp_paths), counterexample=f.get("counterexample"),
+                traceback=tuple(Frame(t["path"], int(t["line"]), t["function"]) for t in f.get("traceback") or []),
+                signature=sig.value, signature_parts=dict(sig.parts)))
+        failures = [by_sig[k] for k in sorted(by_sig)]
+        signature = set_signature(by_sig)
+        parts = dict(failures[0].signature_parts) if len(failures) == 1 else None
         if message:
-            for tmp in sorted(tmp_paths, key=len, reverse=True):
-                message = message.replace(tmp, "<tmp>")
+            message = _tmp_free(message, tmp_paths)
     return RunRecord(
         status=raw["status"], node=node, seed=raw.get("seed"), trials=raw.get("trials"), hits=raw.get("hits"),
         counterexample=raw.get("counterexample"), exc_type=raw.get("exc_type"), message=message,
@@ -98,7 +172,26 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
         duration_s=raw.get("duration_s"), fixture_digest=digest, base_revision=base_revision,
         fixture_mutated=bool(raw.get("fixture_mutated") if fixture_mutated is None else fixture_mutated),
         signature=signature, signature_parts=parts,
+        isolation=_isolation(raw.get("isolation"), prop),
+        failures=tuple(failures), example_log=examples_of(raw.get("example_log")),
+        fresh_seed=raw.get("fresh_seed") if isinstance(raw.get("fresh_seed"), int) else None,
+        fresh_log=examples_of(raw.get("fresh_log")),
+        output_tail=raw.get("output_tail") if isinstance(raw.get("output_tail"), str) else None,
     )
+
+
+def _isolation(raw: Any, prop: Property) -> dict[str, Any]:
+    """The run's isolation record, reduced to the schema's fields; unknown when the run was lost."""
+    if not isinstance(raw, Mapping):
+        return {"level": prop.isolation, "method": "unknown", "fences": {}}
+    fences = raw.get("fences") if isinstance(raw.get("fences"), Mapping) else {}
+    out: dict[str, Any] = {"level": raw.get("level") if raw.get("level") in ("sandbox", "process", "none") else "none",
+                           "method": str(raw.get("method") or "unknown"),
+                           "fences": {k: bool(v) for k, v in fences.items()
+                                      if k in ("network", "pid", "filesystem", "uid", "limits")}}
+    if raw.get("why"):
+        out["why"] = str(raw["why"])[:2000]
+    return out
 
 
 @dataclass(frozen=True)
@@ -110,11 +203,20 @@ class RunsRecord:
     fixture_digest: str
     environment: Mapping[str, str]
     runs: Mapping[str, RunRecord] = field(default_factory=dict)
+    run_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": 1, "revision": self.revision, "base_revision": self.base_revision,
                 "fixture_digest": self.fixture_digest, "environment": dict(self.environment),
-                "runs": {pid: r.to_json() for pid, r in self.runs.items()}}
+                "runs": {pid: r.to_json() for pid, r in self.runs.items()},
+                **({"run_id": self.run_id} if self.run_id else {})}
+
+
+def fresh_seed(head_revision: str, run_id: str, prop_id: str) -> int:
+    """The fresh seed of one property in one run (docs/design.md §8.3): derived from the head revision,
+    the run's id and the property id, so a run can be replayed from its evidence; under 2**53 (JSON)."""
+    digest = hashlib.sha256(f"{head_revision}\0{run_id}\0{prop_id}".encode()).hexdigest()
+    return int(digest[:16], 16) % (2**53)
 
 
 @dataclass(frozen=True)
@@ -127,14 +229,24 @@ class ReplayRecord:
     signature_parts: Mapping[str, Any] | None
     fixture_digest: str
     base_revision: str
+    failures: tuple[FailureRecord, ...] = ()
+    hits: int | None = None
+    example_log: tuple[Example, ...] | None = None
+    fresh_seed: int | None = None
+    fresh_log: tuple[Example, ...] | None = None
 
     def base_sig(self) -> BaseSig:
-        return BaseSig(self.prop_id, self.signature, self.fixture_digest, self.base_revision)
+        return BaseSig(self.prop_id, self.signature, self.fixture_digest, self.base_revision,
+                       failures=tuple(f.signature for f in self.failures), example_log=self.example_log,
+                       fresh_log=self.fresh_log)
 
     def to_json(self) -> dict[str, Any]:
         return {"prop_id": self.prop_id, "status": self.status, "signature": self.signature,
                 "signature_parts": dict(self.signature_parts) if self.signature_parts is not None else None,
-                "fixture_digest": self.fixture_digest, "base_revision": self.base_revision}
+                "fixture_digest": self.fixture_digest, "base_revision": self.base_revision,
+                "failures": [f.to_json() for f in self.failures], "hits": self.hits,
+                "example_log": examples_json(self.example_log), "fresh_seed": self.fresh_seed,
+                "fresh_log": examples_json(self.fresh_log)}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ class Score:
 
 def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, oracle_moved: Collection[str],
           replays: Sequence[BaseSig], base_revision: str, ancestors: Mapping[str, bool], policy: str,
-          today: dt.date, ran: int, items: int) -> Score:
+          today: dt.date, ran: int, items: int, phase_failures: Sequence[str] = ()) -> Score:
     """Score one run.
 
     Args:
@@ -44,14 +44,19 @@ def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, or
         policy: ``lenient`` or ``strict``.
         today: the date freezes expire against.
         ran: how many properties were run; items: how many tests pytest ran for them.
+        phase_failures: a phase of the run that did not finish (a collection over its bound):
+            the outcome is ``incomplete`` whatever the verdicts.
     """
     props = catalog.by_id()
+    replays_of: dict[str, list[BaseSig]] = {}  # one pass, not one per property
+    for r in replays:
+        replays_of.setdefault(r.prop_id, []).append(r)
     verdicts = {
         prop.id: decide(
             runs[prop.id].run_result(prop) if prop.id in runs else None,
             oracle_edited=prop.id in oracle_moved,
             freezes=ledger.for_id(prop.id),
-            replay=[r for r in replays if r.prop_id == prop.id],
+            replay=replays_of.get(prop.id, []),
             base_revision=base_revision, ancestors=ancestors,
             freeze_base=catalog.freeze_base, today=today,
         )
@@ -62,5 +67,5 @@ def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, or
     # Zero collected: nothing ran and nothing failed to import. A collection error is a
     # failure (blocked), not an empty run.
     nothing_ran = bool(ran) and items == 0 and not any(r.status != "skipped" for r in runs.values())
-    incomplete = any(v.reason in INCOMPLETE_REASONS for v in claimed.values()) or nothing_ran
+    incomplete = any(v.reason in INCOMPLETE_REASONS for v in claimed.values()) or nothing_ran or bool(phase_failures)
     return Score(verdicts, promotion, outcome(incomplete=incomplete, promoted=promotion.promoted), nothing_ran)

@@ -106,6 +106,27 @@ def signature_of(parts: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(dict(parts)).encode("utf-8")).hexdigest()
 
 
+def set_signature(signatures: Iterable[str]) -> str | None:
+    """The property-level signature of a failure set (docs/design.md §5): ``None`` for no failure;
+    a set of one is that failure's own signature (so a ledger written before failure sets still
+    matches); otherwise ``"sha256:" + hex(sha256(canonical_json(sorted signatures)))``."""
+    sigs = sorted(set(signatures))
+    if not sigs:
+        return None
+    if len(sigs) == 1:
+        return sigs[0]
+    return "sha256:" + hashlib.sha256(canonical_json(sigs).encode("utf-8")).hexdigest()
+
+
+def describe_failure(parts: Mapping[str, Any]) -> str:
+    """One failure in words, from its signature parts: ``node: exc_type on counterexample``."""
+    text = f"{parts.get('node') or '?'}: {parts.get('exc_type') or '?'}"
+    if parts.get("counterexample") is not None:
+        example = str(parts["counterexample"])
+        text += " on " + (example if len(example) <= 200 else example[:200] + "…")
+    return text
+
+
 def differing_parts(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[str, ...]:
     """Names of the parts that differ between two part maps, in :data:`PART_NAMES` order."""
     names = list(PART_NAMES) + sorted((set(a) | set(b)) - set(PART_NAMES))

@@ -8,17 +8,20 @@ local registry: nothing is fetched (jsonschema ≥ 4.18 never fetches remote ref
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from functools import cache, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag, urljoin
 
 from verdict_gate.core.errors import GateError, VoidError
+
+if TYPE_CHECKING:  # jsonschema is imported when a document is invalid (or a schema is not compiled)
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 BASE_URI = "https://verdict-gate.dev/schemas/"
 
@@ -33,21 +36,249 @@ def schema_dir() -> Traversable:
 
 
 @lru_cache(maxsize=1)
+def _documents() -> dict[str, Any]:
+    """Every ``*.schema.json``, parsed once, by URI."""
+    return {BASE_URI + item.name: json.loads(item.read_text(encoding="utf-8"))
+            for item in schema_dir().iterdir() if item.name.endswith(".schema.json")}
+
+
+@lru_cache(maxsize=1)
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     registry: Registry = Registry()
-    for item in schema_dir().iterdir():
-        if item.name.endswith(".schema.json"):
-            schema = json.loads(item.read_text(encoding="utf-8"))
-            registry = registry.with_resource(BASE_URI + item.name, Resource.from_contents(schema))
+    for uri, schema in _documents().items():
+        registry = registry.with_resource(uri, Resource.from_contents(schema))
     return registry
 
 
 @cache
 def validator(name: str) -> Any:
     """The validator for ``schemas/<name>.schema.json`` (e.g. ``"catalog"``)."""
+    from jsonschema import Draft202012Validator, validators
+
     schema = _registry().contents(BASE_URI + f"{name}.schema.json")
     cls = validators.validator_for(schema, default=Draft202012Validator)  # the SARIF schema is draft-07
     return cls(schema, registry=_registry())
+
+
+# --- the fast path ------------------------------------------------------------------------
+#
+# Each schema is compiled once into Python source (one function per sub-schema that loops, and
+# per ``$ref`` target) that answers only "valid or not", the way fastjsonschema does it, without
+# the dependency. A valid document (nearly every one) costs that function; an invalid one is
+# validated again by jsonschema, which alone writes the message, so the messages are exactly
+# jsonschema's. A schema using a keyword the compiler does not know (the SARIF schema, a future
+# keyword) is never compiled: jsonschema validates it every time. tests/test_validate_fast.py
+# checks the compiled function against jsonschema on generated documents.
+
+Predicate = Callable[[Any], bool]
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples",
+                          "format", "deprecated", "readOnly", "writeOnly", "then", "else"})
+_SIMPLE = frozenset({"type", "const", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum",
+                     "exclusiveMinimum", "exclusiveMaximum", "$ref"}) | _ANNOTATIONS
+_TYPE_TESTS = {
+    "object": "isinstance({v}, dict)",
+    "array": "isinstance({v}, list)",
+    "string": "isinstance({v}, str)",
+    "boolean": "isinstance({v}, bool)",
+    "null": "{v} is None",
+    "number": "(isinstance({v}, (int, float)) and not isinstance({v}, bool))",
+    "integer": "((isinstance({v}, int) and not isinstance({v}, bool))"
+               " or (isinstance({v}, float) and {v}.is_integer()))",
+}
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+class _Unsupported(Exception):
+    """A keyword the fast path does not implement: use jsonschema for this schema."""
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """JSON Schema equality, as jsonschema has it: ``true`` is not ``1``, ``1`` is ``1.0``."""
+    if isinstance(one, str) or isinstance(two, str):
+        return bool(one == two)
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two, strict=True))
+    if isinstance(one, dict) and isinstance(two, dict):
+        return one.keys() == two.keys() and all(_equal(one[k], two[k]) for k in one)
+    if isinstance(one, bool) or isinstance(two, bool):
+        return isinstance(one, bool) and isinstance(two, bool) and one == two
+    return bool(one == two)
+
+
+def _unique(items: list[Any]) -> bool:
+    return not any(_equal(a, b) for i, a in enumerate(items) for b in items[i + 1:])
+
+
+class _Compiler:
+    """Writes one Python function per compiled sub-schema into ``lines``; constants go to ``env``."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.env: dict[str, Any] = {"_equal": _equal, "_unique": _unique}
+        self.by_ref: dict[str, str] = {}
+        self.count = 0
+
+    def name(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def const(self, value: Any) -> str:
+        key = self.name("K")
+        self.env[key] = value
+        return key
+
+    def ref(self, uri: str) -> str:
+        if uri not in self.by_ref:
+            self.by_ref[uri] = fn = self.name("r")
+            doc_uri, fragment = urldefrag(uri)
+            node = _documents().get(doc_uri)
+            if node is None:
+                raise _Unsupported(uri)
+            for part in [p for p in fragment.split("/") if p]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                node = node[int(part)] if isinstance(node, list) else node[part]
+            self.function(node, doc_uri, fn)
+        return self.by_ref[uri]
+
+    def function(self, schema: Any, base: str, fn: str | None = None) -> str:
+        fn = fn or self.name("f")
+        body: list[str] = []
+        self.emit(schema, base, "x", body, 1)
+        self.lines += [f"def {fn}(x):", *body, "    return True", ""]
+        return fn
+
+    def sub(self, schema: Any, base: str, var: str, out: list[str], pad: str, depth: int) -> None:
+        """Check ``var`` against ``schema``: inline when simple, else through a function of its own."""
+        if isinstance(schema, dict) and set(schema) <= _SIMPLE:
+            self.emit(schema, base, var, out, depth)
+        elif schema is not True:
+            out.append(f"{pad}if not {self.function(schema, base)}({var}): return False")
+
+    def emit(self, schema: Any, base: str, v: str, out: list[str], depth: int) -> None:  # noqa: C901, PLR0912
+        pad = "    " * depth
+        if schema is True:
+            return
+        if schema is False:
+            out.append(f"{pad}return False")
+            return
+        if not isinstance(schema, dict):
+            raise _Unsupported(repr(schema))
+        base = urljoin(base, schema["$id"]) if "$id" in schema else base
+        unknown = set(schema) - _ANNOTATIONS - {
+            "$ref", "type", "const", "enum", "required", "properties", "additionalProperties", "propertyNames",
+            "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum",
+            "maximum", "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "not", "if"}
+        if unknown or "patternProperties" in schema or "prefixItems" in schema:
+            raise _Unsupported(", ".join(sorted(unknown)))
+        if "$ref" in schema:
+            out.append(f"{pad}if not {self.ref(urljoin(base, schema['$ref']))}({v}): return False")
+        if "type" in schema:
+            names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
+            if any(n not in _TYPE_TESTS for n in names):
+                raise _Unsupported(f"type {names}")
+            out.append(f"{pad}if not ({' or '.join(_TYPE_TESTS[n].format(v=v) for n in names)}): return False")
+        if "const" in schema:
+            value = schema["const"]
+            test = f"{v} != {self.const(value)}" if isinstance(value, str) else \
+                f"not _equal({v}, {self.const(value)})"
+            out.append(f"{pad}if {test}: return False")
+        if "enum" in schema:
+            values = schema["enum"]
+            if all(isinstance(e, str) for e in values):
+                out.append(f"{pad}if not (isinstance({v}, str) and {v} in {self.const(frozenset(values))}): "
+                           "return False")
+            else:
+                out.append(f"{pad}if not any(_equal({v}, e) for e in {self.const(list(values))}): return False")
+        inner = "    " * (depth + 1)
+        obj_keys = ("required", "properties", "additionalProperties", "propertyNames")
+        if any(k in schema for k in obj_keys):
+            out.append(f"{pad}if isinstance({v}, dict):")
+            for req in schema.get("required", []):
+                out.append(f"{inner}if {self.const(req)} not in {v}: return False")
+            for key, sub in schema.get("properties", {}).items():
+                var = self.name("v")
+                out.append(f"{inner}{var} = {v}.get({self.const(key)}, {v})")  # the dict itself: absent
+                block: list[str] = []
+                self.sub(sub, base, var, block, inner + "    ", depth + 2)
+                if block:
+                    out.append(f"{inner}if {var} is not {v}:")
+                    out += block
+            if "additionalProperties" in schema:
+                known = self.const(frozenset(schema.get("properties", {})))
+                extra = schema["additionalProperties"]
+                if extra is False:
+                    out.append(f"{inner}if not {known}.issuperset({v}): return False")
+                elif extra is not True:
+                    var = self.name("v")
+                    out.append(f"{inner}for k, {var} in {v}.items():")
+                    out.append(f"{inner}    if k in {known}: continue")
+                    out.append(f"{inner}    if not {self.function(extra, base)}({var}): return False")
+            if "propertyNames" in schema:
+                fn = self.function(schema["propertyNames"], base)
+                out.append(f"{inner}if not all({fn}(k) for k in {v}): return False")
+        arr_keys = ("items", "minItems", "maxItems", "uniqueItems")
+        if any(k in schema for k in arr_keys):
+            out.append(f"{pad}if isinstance({v}, list):")
+            if "minItems" in schema:
+                out.append(f"{inner}if len({v}) < {int(schema['minItems'])}: return False")
+            if "maxItems" in schema:
+                out.append(f"{inner}if len({v}) > {int(schema['maxItems'])}: return False")
+            if schema.get("uniqueItems"):
+                out.append(f"{inner}if not _unique({v}): return False")
+            if "items" in schema and schema["items"] is not True:
+                var = self.name("v")
+                out.append(f"{inner}for {var} in {v}:")
+                out.append(f"{inner}    if not {self.function(schema['items'], base)}({var}): return False")
+        if any(k in schema for k in ("minLength", "maxLength", "pattern")):
+            out.append(f"{pad}if isinstance({v}, str):")
+            if "minLength" in schema:
+                out.append(f"{inner}if len({v}) < {int(schema['minLength'])}: return False")
+            if "maxLength" in schema:
+                out.append(f"{inner}if len({v}) > {int(schema['maxLength'])}: return False")
+            if "pattern" in schema:
+                out.append(f"{inner}if {self.const(re.compile(schema['pattern']))}.search({v}) is None: return False")
+        bounds = [(k, op) for k, op in (("minimum", "<"), ("maximum", ">"), ("exclusiveMinimum", "<="),
+                                        ("exclusiveMaximum", ">=")) if k in schema]
+        if bounds:
+            out.append(f"{pad}if isinstance({v}, (int, float)) and not isinstance({v}, bool):")
+            for key, op in bounds:
+                out.append(f"{inner}if {v} {op} {self.const(schema[key])}: return False")
+        for sub in schema.get("allOf", []):
+            self.sub(sub, base, v, out, pad, depth)
+        if "anyOf" in schema:
+            fns = [self.function(s, base) for s in schema["anyOf"]]
+            out.append(f"{pad}if not ({' or '.join(f'{fn}({v})' for fn in fns)}): return False")
+        if "oneOf" in schema:
+            fns = [self.function(s, base) for s in schema["oneOf"]]
+            out.append(f"{pad}if ({' + '.join(f'bool({fn}({v}))' for fn in fns)}) != 1: return False")
+        if "not" in schema:
+            out.append(f"{pad}if {self.function(schema['not'], base)}({v}): return False")
+        if "if" in schema:
+            cond = self.function(schema["if"], base)
+            then = self.function(schema.get("then", True), base)
+            other = self.function(schema.get("else", True), base)
+            out.append(f"{pad}if not ({then}({v}) if {cond}({v}) else {other}({v})): return False")
+
+
+@cache
+def fast_validator(name: str) -> Predicate | None:
+    """The compiled check of ``schemas/<name>.schema.json`` (``True``: valid), or ``None`` where
+    jsonschema must do it all (another draft, a keyword the compiler does not know)."""
+    uri = BASE_URI + f"{name}.schema.json"
+    doc = _documents().get(uri)
+    if not isinstance(doc, dict) or doc.get("$schema", "").rstrip("#") != _DRAFT_2020_12:
+        return None
+    compiler = _Compiler()
+    try:
+        entry = compiler.ref(uri)
+        namespace = dict(compiler.env)
+        exec(compile("\n".join(compiler.lines), f"<schema {name}>", "exec"), namespace)  # noqa: S102 - our schemas
+    except (_Unsupported, KeyError, IndexError, ValueError, TypeError, re.error, SyntaxError, RecursionError):
+        return None
+    check: Predicate = namespace[entry]
+    return check
 
 
 def json_path(error: ValidationError) -> str:
@@ -90,6 +321,13 @@ def check(name: str, instance: Any, source: str, *, void: bool = False) -> None:
         GateError | VoidError: naming the file, the JSON path of the first (best) error,
             what is wrong and the fix.
     """
+    fast = fast_validator(name)
+    if fast is not None:
+        try:
+            if fast(instance):
+                return  # valid: jsonschema would find nothing to say
+        except RecursionError:
+            pass  # let jsonschema answer
     errors = sorted(validator(name).iter_errors(instance), key=lambda e: (list(e.absolute_path), e.message))
     if not errors:
         return

@@ -1,4 +1,4 @@
-"""The verdict table V1–V14 (docs/design.md, "The verdict table"). Pure.
+"""The verdict table V1–V17 (docs/design.md, "The verdict table"). Pure.
 
 Nothing here reads the environment, the clock, git or files: the edges pass in today's
 date, the ancestry of each freeze's base revision and the base replay's signatures.
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from verdict_gate.core.signature import differing_parts
+from verdict_gate.core.signature import describe_failure, differing_parts
 
 VerdictValue = Literal["pass", "fail", "inconclusive"]
 
@@ -36,8 +36,33 @@ REASON_ROWS = {
     "crashed": "V13",
     "unseeded": "V14",
     "vacuous": "V14",
+    "unfrozen_failure": "V15",
+    "new_failing_examples": "V16",
+    "isolation_unavailable": "V17",
 }
-INCOMPLETE_REASONS = frozenset({"unseeded", "vacuous"})
+INCOMPLETE_REASONS = frozenset({"unseeded", "vacuous", "isolation_unavailable"})
+ISOLATION_RANK = {"none": 0, "process": 1, "sandbox": 2}  # a level gives every fence of the ones below it
+
+
+@dataclass(frozen=True)
+class FailureRef:
+    """One failure of a failure set (docs/design.md §5): its signature and the parts it hashes."""
+
+    signature: str
+    parts: Mapping[str, Any]
+
+
+STOPPED = "f" * 32  # the example-log entry of a logging pass that stopped early (the plugin writes it)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One drawn example of an example log (docs/design.md §8.3): the digest of its value, whether
+    it held, and (for a failing one) its input, for the message."""
+
+    digest: str
+    held: bool
+    input: Any = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,9 @@ class RunResult:
         seeded_kind: True for catalog ``kind: property`` (must be seeded).
         hits: examples that reached the property body; ``None`` when unknown (timeout, crash).
         fixture_mutated: the run changed the fixtures although the catalog says it must not.
+        isolation_asked: the level the catalog asks for (``sandbox``, ``process`` or ``none``).
+        isolation_level: the level the property ran at; ``isolation_method`` how (``unavailable``
+            when the host could not give the level asked for).
     """
 
     status: str
@@ -63,6 +91,18 @@ class RunResult:
     seeded_kind: bool = False
     hits: int | None = None
     fixture_mutated: bool = False
+    isolation_asked: str = "none"
+    isolation_level: str = "none"
+    isolation_method: str = "in-process"
+    failures: tuple[FailureRef, ...] = ()
+    example_log: tuple[Example, ...] | None = None
+    fresh_log: tuple[Example, ...] | None = None
+
+    def failure_set(self) -> tuple[FailureRef, ...]:
+        """Every failure of the run; a run recorded with one signature only is a set of one."""
+        if self.failures:
+            return self.failures
+        return (FailureRef(self.signature, self.signature_parts or {}),) if self.signature else ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +117,12 @@ class Freeze:
     reason: str
     first_seen: dt.date
     expires_on: dt.date | None = None
+    failures: tuple[FailureRef, ...] = ()
+
+    def failure_set(self) -> tuple[FailureRef, ...]:
+        """The failures this record forgives; a record with one signature (the ledger before failure
+        sets) is a set of one."""
+        return self.failures or (FailureRef(self.signature, self.signature_parts),)
 
 
 @dataclass(frozen=True)
@@ -87,6 +133,13 @@ class BaseSig:
     signature: str | None
     fixture_digest: str
     base_revision: str
+    failures: tuple[str, ...] = ()
+    example_log: tuple[Example, ...] | None = None
+    fresh_log: tuple[Example, ...] | None = None
+
+    def failure_set(self) -> frozenset[str]:
+        """The signatures the replay reproduced (a set of one for a replay recorded with one signature)."""
+        return frozenset(self.failures) if self.failures else frozenset([self.signature] if self.signature else [])
 
 
 @dataclass(frozen=True)
@@ -144,6 +197,13 @@ def decide(
         return _fail("oracle_moved", "the oracle file is edited in the diff; any freeze is void")
     if run is None:
         return _fail("missing_run", "the runner produced no result for this property")
+    # V17 ahead of every verdict a run could earn: a property that ran less fenced than the catalog
+    # asks is never a pass, whatever it showed (never silently downgraded).
+    if run.isolation_method == "unavailable" or \
+            ISOLATION_RANK.get(run.isolation_level, -1) < ISOLATION_RANK.get(run.isolation_asked, 2):
+        return _fail("isolation_unavailable", f"the catalog asks for isolation {run.isolation_asked!r}, but the "
+                     f"property ran at {run.isolation_level!r} ({run.isolation_method}); `verdict-gate doctor` "
+                     "shows what this host can give")
     if run.fixture_mutated:
         return _fail("fixture_mutated", "the property changed the fixtures but is declared mutates_fixture: false")
     if run.status in ("pass", "fail", "skipped") and run.seeded_kind and run.seed is None:
@@ -153,38 +213,108 @@ def decide(
     # pass or a skip can be vacuous.
     if run.status == "skipped" or (run.status == "pass" and run.hits == 0):
         return _fail("vacuous", "the property ran but checked no example (zero hits)")
+    # Fresh examples count only differentially (docs/design.md §8.3): one that fails here and held
+    # on the base is a regression, whatever the recorded seed showed.
+    # (The base's own fixtures are the base's behaviour: no digest filter here.)
+    fresh = _regressions(run.fresh_log, [r.fresh_log for r in replay if r.base_revision == base_revision])
     if run.status == "pass":
         notes = ("freeze_stale",) if freezes else ()
+        if fresh:
+            return Verdict("fail", "new_failing_examples", _regression_detail(fresh, "a fresh example"), notes)
         detail = "held" + ("; a freeze for this id is stale and can be removed" if freezes else "")
         return Verdict("pass", "held", detail, notes)
 
     failure = {"timeout": "timed_out", "crash": "crashed"}.get(run.status)
+    if failure is None and run.hits == 0:
+        # It never reached the property's body (collection or import error, a missing pytest
+        # fixture): no freeze can forgive that (docs/design.md §3).
+        return _fail("crashed", "the property failed before any example reached its body (an import or "
+                     "collection error, or a missing pytest fixture); such a failure cannot be frozen")
     if not freezes:
         if failure:
             return _fail(failure, f"the property's process {failure.replace('_', ' ')}")
         return _fail("no_freeze", "the property failed and the ledger has no freeze for this id")
-    matching = [f for f in freezes if f.signature == run.signature]
-    if not matching:
-        nearest = min(freezes, key=lambda f: len(differing_parts(f.signature_parts, run.signature_parts or {})))
-        parts = differing_parts(nearest.signature_parts, run.signature_parts or {})
+    run_set = run.failure_set()
+    frozen_sigs = {f.signature for fr in freezes for f in fr.failure_set()}
+    matched = [f for f in run_set if f.signature in frozen_sigs]
+    extra = [f for f in run_set if f.signature not in frozen_sigs]
+    if not matched:  # V7: no failure of the run is one a freeze names
+        frozen = [f for fr in freezes for f in fr.failure_set()]
+        pairs = [(len(differing_parts(fz.parts, rf.parts)), differing_parts(fz.parts, rf.parts))
+                 for fz in frozen for rf in run_set] or [(0, ())]
+        parts = min(pairs)[1]
         detail = "signature differs from the freeze in: " + (", ".join(parts) or "signature value")
+        if len(run_set) > 1:
+            detail += f" (none of the run's {len(run_set)} failures is frozen)"
         return _fail(failure or "signature_mismatch", detail)
 
-    # Try every freeze with this signature; report the one that got furthest.
+    # Every record naming one of the run's failures is checked on its own; a failure is forgiven
+    # when a record that applies in full (digest, base, replay, expiry) names it.
+    forgiven: set[str] = set()
+    applied: list[Freeze] = []
     best: Verdict | None = None
     best_step = -1
-    for freeze in matching:
-        step, verdict = _check_freeze(freeze, run, replay, base_revision, ancestors, freeze_base, today)
+    for freeze in freezes:
+        names = {f.signature for f in freeze.failure_set()}
+        mine = [f for f in matched if f.signature in names]
+        if not mine:
+            continue
+        step, verdict = _check_freeze(freeze, mine, run, replay, base_revision, ancestors, freeze_base, today)
         if verdict.verdict == "inconclusive":
-            return verdict
-        if step > best_step:
+            forgiven.update(f.signature for f in mine)
+            applied.append(freeze)
+        elif step > best_step:
             best, best_step = verdict, step
-    assert best is not None
-    return best
+    also = [f"{len(extra)} failure(s) outside the frozen set"] if extra else []
+    if any(f.signature not in forgiven for f in matched):
+        assert best is not None
+        return Verdict(best.verdict, best.reason, "; ".join([best.detail, *also]), best.notes)
+    if extra:  # V15: some failures are frozen, these are not
+        return _fail("unfrozen_failure", f"{len(extra)} failure(s) outside the frozen set: "
+                     + "; ".join(describe_failure(f.parts) for f in extra[:10])
+                     + (f"; and {len(extra) - 10} more" if len(extra) > 10 else ""))
+    # V16: same seed, same draws; an example that held on the base and fails here is new.
+    logged = _regressions(run.example_log, [r.example_log for r in replay if r.prop_id == freezes[0].prop_id
+                                            and r.base_revision == base_revision
+                                            and r.fixture_digest == run.fixture_digest])
+    if logged or fresh:
+        first = logged or fresh
+        return _fail("new_failing_examples", _regression_detail(first, "an example" if logged else "a fresh example")
+                     + (f"; {len(logged) + len(fresh)} such example(s) in all" if len(logged) + len(fresh) > 1 else ""))
+    # The subset rule: a frozen failure the candidate no longer shows is stale, the rest stay frozen.
+    seen = {f.signature for f in run_set}
+    stale = [f for fr in applied for f in fr.failure_set() if f.signature not in seen]
+    reasons = "; ".join(dict.fromkeys(fr.reason for fr in applied))
+    detail = f"known failure, frozen: {reasons}"
+    if stale:
+        detail += "; no longer fails (freeze_stale): " + "; ".join(describe_failure(f.parts) for f in stale[:10])
+    return Verdict("inconclusive", "frozen", detail, ("freeze_stale",) if stale else ())
+
+
+def _regressions(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example, ...] | None]) -> list[Example]:
+    """The examples of ``log`` that fail although the same example held in one of ``base_logs``."""
+    if not log:
+        return []
+    held = {e.digest for base in base_logs if base for e in base if e.held}
+    found = [e for e in log if not e.held and e.digest in held]
+    # A log cut short on the candidate but not on the base hides the examples after the cut: fail closed.
+    base_stopped = any(e.digest == STOPPED for base in base_logs if base for e in base)
+    if not base_stopped and any(b for b in base_logs):
+        found += [e for e in log if e.digest == STOPPED]
+    return found
+
+
+def _regression_detail(found: Sequence[Example], what: str) -> str:
+    if found[0].digest == STOPPED:
+        return f"{found[0].input} (on the candidate only: not every example could be compared)"
+    shown = str(found[0].input) if found[0].input is not None else "(input not kept)"
+    shown = shown if len(shown) <= 300 else shown[:300] + "…"
+    return f"{what} that held on the base revision fails on the candidate: {shown}"
 
 
 def _check_freeze(
     freeze: Freeze,
+    mine: Sequence[FailureRef],
     run: RunResult,
     replay: Sequence[BaseSig],
     base_revision: str,
@@ -206,12 +336,11 @@ def _check_freeze(
         return 1, _fail("base_mismatch",
                         f"freeze base revision {freeze.base_revision[:12]} is not {rule} "
                         f"the run's base revision {base_revision[:12]}")
-    reproduced = any(
-        r.prop_id == freeze.prop_id and r.signature == freeze.signature
-        and r.fixture_digest == freeze.fixture_digest and r.base_revision == base_revision
-        for r in replay
-    )
-    if not reproduced:
+    # Each failure this record is asked to forgive must have been reproduced on the run's base.
+    reproduced = set().union(*[r.failure_set() for r in replay
+                               if r.prop_id == freeze.prop_id and r.fixture_digest == freeze.fixture_digest
+                               and r.base_revision == base_revision])
+    if any(f.signature not in reproduced for f in mine):
         return 2, _fail("not_reproduced_on_base",
                         f"the base replay on {base_revision[:12]} did not reproduce this signature "
                         "under this fixture digest")

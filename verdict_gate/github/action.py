@@ -72,6 +72,7 @@ def read_settings(environ: Mapping[str, str]) -> Settings:
     workspace = Path(environ.get("GITHUB_WORKSPACE", "").strip() or DEFAULT_WORKSPACE)
     working_dir = gh.get_input(environ, "working-directory", ".")
     repo = Path(working_dir) if Path(working_dir).is_absolute() else workspace / working_dir
+    _check_inputs(environ, workspace, repo, working_dir)
     host_temp = gh.get_input(environ, "runner-temp")
     return Settings(
         workspace=workspace,
@@ -92,6 +93,28 @@ def read_settings(environ: Mapping[str, str]) -> Settings:
         # to the container path: it is where later steps find RUNNER_TEMP.
         host_temp=host_temp.removeprefix(HOST_PREFIX) if host_temp.startswith(HOST_PREFIX) else "",
     )
+
+
+def _check_inputs(environ: Mapping[str, str], workspace: Path, repo: Path, working_dir: str) -> None:
+    """Inputs checked before any git or pack work: each error names the input and the fix (exit 2)."""
+    from verdict_gate.core.errors import GateError
+    from verdict_gate.github import workflow as gh
+
+    policy = gh.get_input(environ, "policy")
+    if policy and policy not in ("lenient", "strict"):
+        raise GateError("input policy", repr(policy), "is not a promotion policy",
+                        "set `policy: lenient` or `policy: strict`, or leave it empty for the catalog's")
+    top, here = Path(os.path.abspath(workspace)), Path(os.path.abspath(repo))
+    if here != top and top not in here.parents:
+        raise GateError("input working-directory", repr(working_dir), f"is outside the workspace {top}",
+                        "give a directory relative to the workspace, e.g. the `path:` of actions/checkout")
+    if not here.is_dir():
+        raise GateError("input working-directory", repr(working_dir), "does not exist in the workspace as a directory",
+                        "give the `path:` actions/checkout used, or leave it at `.`")
+    pin = gh.get_input(environ, "oracle-pack-sha256")
+    if pin and not re.fullmatch(r"[0-9a-fA-F]{64}", pin):
+        raise GateError("input oracle-pack-sha256", repr(pin[:80]), "is not a sha256 (64 hex digits)",
+                        "paste the sha256 `verdict-gate pack build` printed, or leave it empty")
 
 
 @contextlib.contextmanager
@@ -305,7 +328,8 @@ def report_error(message: str, settings: Settings | None, environ: Mapping[str, 
     with contextlib.suppress(OSError):
         gh.write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
     _emit(stdout, [gh.command("error", message, {"title": title})])
-    summary = f"## verdict-gate: **{title}**\n\nThe gate stopped before an outcome; the step fails.\n\n```text\n" \
+    heading = title.removeprefix("verdict-gate ")  # "## verdict-gate: **configuration error**", not doubled
+    summary = f"## verdict-gate: **{heading}**\n\nThe gate stopped before an outcome; the step fails.\n\n```text\n" \
               f"{message.replace('```', '` ` `')}\n```\n"
     with contextlib.suppress(OSError):
         gh.append_summary(environ.get("GITHUB_STEP_SUMMARY"), summary)
@@ -343,7 +367,7 @@ def report_outcome(ev: Evidence, files: Mapping[str, str], sarif: Mapping[str, A
     fails = ev.outcome in settings.fail_on
     listed = ", ".join(sorted(settings.fail_on)) or "none"
     summary = files.get("summary.md", "")
-    summary += (f"\n### verdict-gate action\n\n"
+    summary += (f"\n### Action step\n\n"
                 f"- base ref `{base[:12]}`: {md_line(why)}\n"
                 f"- evidence `{md_line(shown)}`, SARIF `{md_line(sarif_shown)}`\n"
                 f"- outcome `{ev.outcome}` {'fails' if fails else 'does not fail'} the step (fail-on: {listed})\n")

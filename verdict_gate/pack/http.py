@@ -38,16 +38,16 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
-
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from verdict_gate import __version__
 from verdict_gate.core.errors import GateError, VoidError
+
+if TYPE_CHECKING:  # requests and urllib3 load when a client is made: start-up stays fast (issue 10)
+    import requests
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"  # X-GitHub-Api-Version (docs.github.com, "API Versions")
@@ -103,23 +103,30 @@ class _WaitTooLong(Exception):
         self.seconds = seconds
 
 
-class _Retry(Retry):
-    """urllib3 ``Retry`` that waits for a ``Retry-After`` only up to ``max_wait`` seconds and
-    otherwise stops (raising ``_WaitTooLong``) instead of sleeping for hours."""
+@cache
+def _retry_class() -> Any:
+    """The ``_Retry`` class, defined on first use (urllib3 is imported then, not at start-up)."""
+    from urllib3.util.retry import Retry
 
-    def __init__(self, *args: Any, max_wait: float = 60.0, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.max_wait = max_wait
+    class _Retry(Retry):
+        """urllib3 ``Retry`` that waits for a ``Retry-After`` only up to ``max_wait`` seconds and
+        otherwise stops (raising ``_WaitTooLong``) instead of sleeping for hours."""
 
-    def new(self, **kw: Any) -> _Retry:
-        kw.setdefault("max_wait", self.max_wait)
-        return super().new(**kw)
+        def __init__(self, *args: Any, max_wait: float = 60.0, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            self.max_wait = max_wait
 
-    def get_retry_after(self, response: Any) -> float | None:
-        seconds = super().get_retry_after(response)
-        if seconds is not None and seconds > self.max_wait:
-            raise _WaitTooLong(seconds)
-        return seconds
+        def new(self, **kw: Any) -> _Retry:
+            kw.setdefault("max_wait", self.max_wait)
+            return super().new(**kw)
+
+        def get_retry_after(self, response: Any) -> float | None:
+            seconds = super().get_retry_after(response)
+            if seconds is not None and seconds > self.max_wait:
+                raise _WaitTooLong(seconds)
+            return seconds
+
+    return _Retry
 
 
 def redact_url(url: str) -> str:
@@ -149,7 +156,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
-Auth = Callable[[requests.PreparedRequest], requests.PreparedRequest]
+Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 
 
 def no_authorization(request: requests.PreparedRequest) -> requests.PreparedRequest:
@@ -158,8 +165,9 @@ def no_authorization(request: requests.PreparedRequest) -> requests.PreparedRequ
     return request
 
 
-class BearerToken(requests.auth.AuthBase):
-    """``Authorization: Bearer <token>``, as a hook so ``~/.netrc`` cannot replace it."""
+class BearerToken:
+    """``Authorization: Bearer <token>``, as a hook so ``~/.netrc`` cannot replace it (``requests``
+    takes any callable as ``auth``; this is ``requests.auth.AuthBase``'s whole contract)."""
 
     def __init__(self, token: str) -> None:
         self.token = token
@@ -185,8 +193,11 @@ class Client:
     def __init__(self, limits: Limits | None = None, secret: str = "") -> None:
         self.limits = limits or Limits()
         self.secret = secret
+        import requests
+        from requests.adapters import HTTPAdapter
+
         self.session = requests.Session()
-        retry = _Retry(total=self.limits.retries, connect=self.limits.retries, read=self.limits.retries,
+        retry = _retry_class()(total=self.limits.retries, connect=self.limits.retries, read=self.limits.retries,
                        status=self.limits.retries, other=0, redirect=0, raise_on_redirect=False,
                        status_forcelist=RETRY_STATUSES, allowed_methods=frozenset({"GET", "HEAD"}),
                        backoff_factor=self.limits.backoff, backoff_max=self.limits.max_wait,
@@ -225,6 +236,8 @@ class Client:
             GateError: the connection failed on every attempt, or a ``Retry-After`` asked for
                 more than ``max_wait`` seconds.
         """
+        import requests
+
         timeout = (self.limits.connect_timeout, self.limits.read_timeout)
         try:
             return self.session.get(url, headers=dict(headers or {}), params=params, stream=stream,
@@ -266,6 +279,8 @@ class Client:
             GateError: a connection failure, a non-200 status (naming it and the fix) or a body
                 that is not JSON.
         """
+        import requests
+
         for attempt in range(self.limits.retries + 1):
             try:
                 response = self.get(url, headers=headers, params=params, what=what, auth=auth)
@@ -299,6 +314,8 @@ class Client:
             GateError: network failure, an HTTP error status, too many or downgrading redirects.
             VoidError: more than ``max_download_bytes`` bytes, or a sha256 other than expected.
         """
+        import requests
+
         cap = self.limits.max_download_bytes
         for attempt in range(self.limits.retries + 1):
             try:

@@ -66,6 +66,9 @@ def verify(dest: Path, source: str, archive_sha: str) -> Pack:
     manifest_text = _read_text(dest / MANIFEST_NAME, "manifest", source)
     manifest = parse_json(manifest_text, "manifest", f"{source}/{MANIFEST_NAME}", void=True)
     validate.check("manifest", manifest, f"{source}/{MANIFEST_NAME}", void=True)
+    # Read-only first: a chmod moves each file's ctime, and the stamps the scan takes now are the
+    # post-run check's proof that the pack fixtures did not change (docs/design.md §4).
+    make_read_only(dest)
     try:
         # One read per file: the manifest check and the pack's share of the fixture digest.
         fixtures = scan(walk(dest, skip=[MANIFEST_NAME]), catalog.normalizers, tree_path=pack_fixture_path)
@@ -84,7 +87,6 @@ def verify(dest: Path, source: str, archive_sha: str) -> Pack:
                             f"property {prop.id!r} names {prop.oracle!r}, which is not a file in the pack",
                             "fix the path (relative to the pack root) or add the property file")
     _refuse_namespace_dirs(dest, source)
-    make_read_only(dest)
     sha = archive_sha or hashlib.sha256(manifest_text.encode()).hexdigest()
     return Pack(dir=dest, source=source, sha256=sha, catalog=catalog, ledger=ledger, manifest=manifest,
                 fixtures=fixtures)

@@ -41,6 +41,11 @@ def cause(ev: Evidence, prop_id: str, limit: int = 300) -> str:
     text = printable(f"{exc}: {message[0]}" if message else exc)
     if run.counterexample is not None:
         text += f" [counterexample {json.dumps(run.counterexample, sort_keys=True)}]"
+    if len(run.failures) > 1:
+        text += f" (+{len(run.failures) - 1} more failure(s))"
+    if run.output_tail:  # a lost process explains itself: pytest's own last lines (docs/design.md §8.5)
+        tail = [line.strip() for line in run.output_tail.splitlines() if line.strip()][-3:]
+        text += " | pytest: " + printable(" | ".join(tail))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -52,7 +57,7 @@ def location(ev: Evidence, prop_id: str) -> tuple[str, int]:
         return run.traceback[-1].path, run.traceback[-1].line
     prop = ev.properties.get(prop_id)
     root = (ev.pack.get("pack_root") or "oracle")
-    return (f"{root}/{prop.oracle}" if prop else root), 1
+    return (f"{root}/{prop.oracle}" if prop else f"{root}/catalog.yaml"), 1  # a file, never a directory
 
 
 def artifact_note(pack: dict[str, Any]) -> str:

@@ -16,27 +16,11 @@ from verdict_gate import __version__
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import REASON_ROWS
 from verdict_gate.report.rows import cause, location, ordered, signature
+from verdict_gate.report.rules import INFO_URI, RULES, help_markdown, help_text, help_uri
 
-INFO_URI = "https://github.com/verdict-gate/verdict-gate"
-RULE_TEXT = {
-    "held": "The property held.",
-    "no_freeze": "The property failed and no freeze covers it.",
-    "frozen": "A known failure, frozen by a reviewed ledger record and reproduced on the base revision.",
-    "oracle_moved": "The candidate edits this property's oracle file; any freeze is void.",
-    "catalog_drift": "The property passed, but the candidate edits its oracle file.",
-    "missing_run": "The runner produced no result for this property.",
-    "signature_mismatch": "The failure's signature differs from every freeze of this property.",
-    "digest_mismatch": "The fixture digest differs from the freeze's.",
-    "base_mismatch": "The freeze's base revision does not fit the run's base revision.",
-    "not_reproduced_on_base": "The base replay did not reproduce the frozen signature.",
-    "freeze_expired": "The freeze has expired.",
-    "fixture_mutated": "A property declared mutates_fixture: false changed the fixtures.",
-    "timed_out": "The property exceeded its timeout.",
-    "crashed": "The property's process crashed.",
-    "unseeded": "A seeded property ran without a recorded seed.",
-    "vacuous": "The property checked no example.",
-    "void": "The oracle pack or its control files cannot be trusted for this run.",
-}
+# The rule texts (short, full, help, helpUri) live in verdict_gate/report/rules.py, one per reason.
+RULE_TEXT = {reason: rule.short for reason, rule in RULES.items()}
+
 
 def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
     """The SARIF 2.1.0 log for ``ev``: one run, one result per non-pass verdict (or one ``void`` result)."""
@@ -49,12 +33,12 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
         return used.index(reason)
 
     if ev.outcome == "void":
-        path = ((ev.oracle_edited or {}).get("control_edits") or [""])[0] or "."
+        path = ((ev.oracle_edited or {}).get("control_edits") or [""])[0] or void_location(ev)
         results.append({
             "ruleId": "void", "ruleIndex": rule_index("void"), "level": "error",
             "message": {"text": f"verdict-gate outcome void: {ev.void_reason}"[:4000]},
             "locations": [_loc(path, 1)],
-            "partialFingerprints": {"verdictGate/v1": hashlib.sha256(ev.void_reason.encode()).hexdigest()},
+            "partialFingerprints": fingerprints(hashlib.sha256(ev.void_reason.encode()).hexdigest()),
         })
     for pid, v in ordered(ev):
         if v.verdict == "pass":
@@ -68,16 +52,10 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
             "message": {"text": f"{pid}: {v.verdict} ({v.reason}) — {v.detail}"
                         + (f"\nrun: {why}" if (why := cause(ev, pid, 2000)) else "")},
             "locations": [_loc(path, line)],
-            "partialFingerprints": {"verdictGate/v1": sig.removeprefix("sha256:")},
+            "partialFingerprints": fingerprints(sig.removeprefix("sha256:")),
             "properties": {"prop_id": pid, "verdict": v.verdict, "reason": v.reason, "row": v.row},
         })
-    rules = [{
-        "id": reason, "name": reason,
-        "shortDescription": {"text": RULE_TEXT[reason]},
-        "helpUri": f"{INFO_URI}#verdicts",
-        "defaultConfiguration": {"level": "warning" if reason == "frozen" else "error"},
-        "properties": {"row": REASON_ROWS.get(reason, "void")},
-    } for reason in used]
+    rules = [rule(reason) for reason in used]
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -90,6 +68,45 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
             "properties": {"outcome": ev.outcome or "void", "promoted": ev.promoted},
         }],
     }
+
+
+def rule(reason: str) -> dict[str, Any]:
+    """The ``reportingDescriptor`` (§3.49) of ``reason``, with everything code scanning shows."""
+    level = "warning" if reason == "frozen" else "error"
+    known = RULES.get(reason)
+    short = known.short if known else f"verdict reason {reason}"
+    return {
+        "id": reason, "name": "".join(w.capitalize() for w in reason.split("_")),
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": known.full if known else short},
+        "help": {"text": help_text(reason) if known else short,
+                 "markdown": help_markdown(reason) if known else short},
+        "helpUri": help_uri(reason) if known else f"{INFO_URI}#verdicts",
+        "defaultConfiguration": {"level": level},
+        "properties": {"row": REASON_ROWS.get(reason, "void"), "tags": ["verdict-gate", "correctness"],
+                       "precision": "very-high", "problem.severity": level},
+    }
+
+
+def fingerprints(hex_digest: str) -> dict[str, str]:
+    """``partialFingerprints`` (§3.27.17) from a failure signature, never from line numbers.
+
+    ``primaryLocationLineHash`` is the key code scanning matches alerts by; the upload action
+    computes it from the source file only when the job has a checkout, and skips results that
+    already have one. Setting it here (the signature's first 16 hex digits, CodeQL's
+    ``HASH:1`` shape) keeps alerts tracked across runs when the upload job has no checkout.
+    ``verdictGate/v1`` carries the full digest.
+    """
+    return {"primaryLocationLineHash": f"{hex_digest[:16]}:1", "verdictGate/v1": hex_digest}
+
+
+def void_location(ev: Evidence) -> str:
+    """Where a void run points without a control edit to name: the pack's catalog, never ``.``."""
+    root = str(ev.pack.get("pack_root") or "")
+    source = str(ev.pack.get("source") or "")
+    if not root and source.startswith("git:"):
+        root = source[4:].partition(":")[2].strip("/")
+    return f"{root or 'oracle'}/catalog.yaml"
 
 
 def _loc(path: str, line: int) -> dict[str, Any]:

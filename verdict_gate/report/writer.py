@@ -32,6 +32,7 @@ def check_out_dir(out_dir: Path, repo: Path | None = None) -> None:
                         "pass a real directory path for evidence")
     if out_dir.exists() and not out_dir.is_dir():
         raise GateError("--out", str(out_dir), "exists and is not a directory", "pass a directory path for evidence")
+    check_writable(out_dir, out_dir)
     for name in FILES:
         target = out_dir / name
         if target.is_symlink() or (target.exists() and not target.is_file()):
@@ -76,9 +77,36 @@ def write_files(out_dir: Path, files: Mapping[str, str]) -> None:
 
 
 def check_out_file(path: Path, example: str) -> None:
-    """Refuse an output file path that exists as something other than a regular file (exit 2)."""
+    """Refuse an output file path that exists as something other than a regular file, or that
+    cannot be created (exit 2)."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise GateError("--out", str(path), "exists and is not a regular file", f"pass a file path, e.g. {example}")
+    check_writable(path.parent, path)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise GateError("--out", str(path), "exists and is not writable by this user",
+                        f"make it writable (chmod u+w {path}) or pass another path")
+
+
+# Kernel file systems: nothing written there is evidence, and some writes there change the system.
+SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def check_writable(directory: Path, shown: Path) -> None:
+    """Refuse an output location the gate could not write, before any work: under /proc, /sys or
+    /dev; below a file; or in a directory this user cannot write (exit 2)."""
+    full = Path(os.path.abspath(directory))
+    if any(full == Path(root) or Path(root) in full.parents for root in SYSTEM_ROOTS):
+        raise GateError("--out", str(shown), f"is under {full.parts[1] and '/' + full.parts[1]}, a kernel file "
+                        "system, not a place for files", "pass a directory in your work tree or under $RUNNER_TEMP")
+    probe = full
+    while not probe.exists() and not probe.is_symlink():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise GateError("--out", str(shown), f"cannot be created: {probe} is a file, not a directory",
+                        "pass a path whose parent directories are directories, or move that file")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise GateError("--out", str(shown), f"cannot be written: {probe} is not writable by this user "
+                        "(or is on a read-only file system)", "pass a writable directory, e.g. ./evidence")
 
 
 def write_file(path: Path, schema: str, doc: Any) -> None:

@@ -7,8 +7,8 @@ Shared by the candidate run (:mod:`verdict_gate.run.pipeline`) and the base repl
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +18,26 @@ from verdict_gate.core.records import RunRecord, run_record
 from verdict_gate.pack import Pack
 from verdict_gate.run import results as stream
 from verdict_gate.run import runner
-from verdict_gate.run.fixtures import fixture_digest, glob_roots
+from verdict_gate.run.fixtures import fixture_digest, fixtures_changed, glob_roots
 
 Progress = Callable[[str], None]
 
 
-def workspace(p: Pack, tree: Path, scratch: Path) -> runner.Workspace:
+def workspace(p: Pack, tree: Path, scratch: Path, hidden: Sequence[Path] = (),
+              plan: Mapping[str, Mapping[str, Any]] | None = None) -> runner.Workspace:
+    """The runner's workspace; ``hidden``: directories the candidate worker must not see (the gate's
+    temp dir, the repository, ``$HOME``)."""
     catalog = p.catalog
-    py_path = tuple((tree / entry).resolve() for entry in catalog.python_path)
+    root = tree.resolve()
+    # A python_path entry that is (or goes through) a symbolic link out of the tree would put a host
+    # directory on the worker's path and in its mounts: such an entry is left out (its imports fail).
+    py_path = tuple(path for path in ((tree / entry).resolve() for entry in catalog.python_path)
+                    if path == root or root in path.parents)
     watch = [p.dir / "fixtures"] + [tree / r for r in glob_roots(catalog.paths.fixtures) if r]
     return runner.Workspace(
         pack_dir=p.dir, tree_dir=tree, python_path=py_path,
         roots=((p.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
-        run_as=runner.sandbox_user(),
+        hidden=tuple(hidden), plan=dict(plan or {}), modules=tuple(catalog.modules),
     )
 
 
@@ -43,27 +50,41 @@ class Execution:
     digest: dict[str, Any]
     items: int
     notices: list[str]
+    phase_failures: list[str] = field(default_factory=list)
+    uncollected: list[str] = field(default_factory=list)  # ids whose selector matched no test
 
 
 def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_revision: str,
             scratch: Path, progress: Progress,
-            digest: tuple[Scan, dict[str, Any]] | None = None) -> Execution:
+            digest: tuple[Scan, dict[str, Any]] | None = None, *, repo: Path | None = None,
+            plan: Mapping[str, Mapping[str, Any]] | None = None) -> Execution:
     """Fixture digest (unless the caller already has it as ``digest``), then run ``props`` on ``tree``.
 
-    After the run the fixtures are read again: a change means some property mutated them.
+    ``scratch`` is a directory inside the run's temp dir: that whole temp dir (the pack, the other
+    tree, every results stream), ``repo`` and ``$HOME`` are hidden from the candidate worker.
+
+    After the run the fixtures are checked again (by stamps, reading only files whose stamp moved,
+    docs/design.md §4): a change means some property mutated them.
+    ``plan``: per property id, the extra passes to run (``example_log``, ``fresh_seed``, ``fresh_examples``).
     """
     notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
                for entry in p.catalog.python_path if not (tree / entry).is_dir()]
+    notices += [f"python_path entry {entry!r} of {revision[:12]} is a symbolic link out of the tree: left out"
+                for entry in p.catalog.python_path
+                if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
+                                                                      *(tree / entry).resolve().parents]]
     result, record = digest or fixture_digest(p, tree, revision)
-    ws = workspace(p, tree, scratch)
+    hidden = [scratch.parent, Path(os.path.expanduser("~"))] + ([repo] if repo is not None else [])
+    ws = workspace(p, tree, scratch, hidden, plan)
     before = result.digest
-    raw = runner.run_properties(props, ws, progress) if props else {}
-    after, _ = fixture_digest(p, tree, revision, fresh=True)
+    ran = runner.run_properties(props, ws, progress) if props else runner.Outcome({}, [])
+    raw = ran.results
+    mutated = fixtures_changed(p, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
     by_id = {prop.id: prop for prop in props}
     uncollected = sorted(pid for pid, r in raw.items() if r.get("event") == stream.UNCOLLECTED)
     raw = {pid: r for pid, r in raw.items() if r.get("event") != stream.UNCOLLECTED}
     # The fixtures changed but no single property was caught doing it: fail closed.
-    blame_all = after.digest != before and not any(r.get("fixture_mutated") for r in raw.values())
+    blame_all = bool(mutated) and not any(r.get("fixture_mutated") for r in raw.values())
     tmp_paths = [str(tree), str(p.dir), str(scratch), os.path.realpath(tree), os.path.realpath(p.dir)]
     records = {
         pid: run_record(r, by_id[pid], before, base_revision, tmp_paths,
@@ -73,4 +94,4 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
     items = sum(int(r.get("items") or 0) for r in raw.values())
     notices += [f"{pid}: pytest collected no test for {by_id[pid].selector!r} in the pack: check the catalog's "
                 "oracle and node" for pid in uncollected]
-    return Execution(records, record, items, notices)
+    return Execution(records, record, items, notices, ran.phase_failures, uncollected)

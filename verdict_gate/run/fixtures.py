@@ -5,13 +5,15 @@ An edge: it walks the candidate's work tree. The hashing itself is :mod:`verdict
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from verdict_gate.core.catalog import Catalog
-from verdict_gate.core.digest import FORMAT, Entry, Scan, scan, walk
+from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Scan, changed_since, scan, walk
 from verdict_gate.core.globs import match_any
+from verdict_gate.core.ledger import Ledger
 from verdict_gate.pack import Pack
 
 
@@ -46,24 +48,40 @@ def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
     return entries
 
 
-def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False) -> tuple[Scan, dict[str, Any]]:
-    """``tree-v1`` over the pack's ``fixtures/`` (paths ``pack/…``) then the tree's repository
-    fixtures (paths ``repo/…``), and its ``fixture.digest`` record.
+def pack_fixture_entries(p: Pack) -> list[Entry]:
+    """The pack's ``fixtures/`` as digest entries ``pack/<path>``."""
+    return list(walk(p.dir / "fixtures", prefix="pack"))
+
+
+def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
+                   format: str = FORMAT) -> tuple[Scan, dict[str, Any]]:
+    """``format`` (default ``tree-v2``) over the pack's ``fixtures/`` (paths ``pack/…``) then the
+    tree's repository fixtures (paths ``repo/…``), and its ``fixture.digest`` record.
 
     Every ``pack/`` path sorts before every ``repo/`` path, so the digest continues from the
-    hasher state the pack's manifest check left (one read of each pack file). ``fresh``
-    re-reads the pack fixtures instead (to detect a property that changed them).
+    hasher state the pack's manifest check left (one read of each pack file). ``fresh`` (or
+    another format than that check's) re-reads the pack fixtures instead.
+
+    The returned scan's ``files`` and ``stamps`` cover exactly the fixture files (``pack/…``
+    and ``repo/…``), for :func:`fixtures_changed` after the run.
     """
     catalog = p.catalog
     repo_entries = repo_fixture_entries(tree, catalog)
-    if fresh or p.fixtures is None:
-        pack_scan = scan(walk(p.dir / "fixtures", prefix="pack"), catalog.normalizers)
+    if fresh or p.fixtures is None or p.fixtures.format != format:
+        pack_scan = scan(pack_fixture_entries(p), catalog.normalizers, format=format)
+        pack_files, pack_stamps = pack_scan.files, pack_scan.stamps
     else:
         pack_scan = p.fixtures
-    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state)
+        # The manifest check's scan covers the whole pack: keep its fixtures, under their digest paths.
+        pack_files = {"pack/" + k[len("fixtures/"):]: v for k, v in pack_scan.files.items()
+                      if k.startswith("fixtures/")}
+        pack_stamps = {"pack/" + k[len("fixtures/"):]: v for k, v in pack_scan.stamps.items()
+                       if k.startswith("fixtures/")}
+    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state, format=format)
+    result = dataclasses.replace(result, files={**pack_files, **result.files}, stamps={**pack_stamps, **result.stamps})
     record = {
         "version": 1,
-        "format": FORMAT,
+        "format": format,
         "digest": result.digest,
         "revision": revision,
         "roots": {"pack": "fixtures/ of the oracle pack", "repo": list(catalog.paths.fixtures)},
@@ -72,3 +90,39 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False) -
         "normalizers": [vars(n) for n in catalog.normalizers],
     }
     return result, record
+
+
+def legacy_digest(p: Pack, tree: Path, revision: str, before: Scan, failed: Collection[str]) -> str | None:
+    """The ``tree-v1`` digest of the fixtures ``before`` digested in ``tree-v2``, when a freeze of a
+    ``failed`` property may have been recorded under ``tree-v1`` (its ``fixture_digest`` is not
+    the run's); else ``None`` and nothing is read again (docs/design.md §4, "Formats"). Also
+    ``None`` when the fixtures changed since ``before`` (a tree-v1 freeze then does not match)."""
+    if all(f.fixture_digest == before.digest for pid in failed for f in p.ledger.for_id(pid)):
+        return None
+    if fixtures_changed(p, tree, before):
+        return None
+    return fixture_digest(p, tree, revision, fresh=True, format=TREE_V1)[0].digest
+
+
+def fixtures_changed(p: Pack, tree: Path, before: Scan) -> list[str]:
+    """Fixture paths (``pack/…``, ``repo/…``) added, removed or changed since ``before`` (a scan
+    from :func:`fixture_digest`): the post-run check, by stamps, reading only files whose
+    stamp moved (:func:`verdict_gate.core.digest.changed_since`)."""
+    return changed_since(before, pack_fixture_entries(p) + repo_fixture_entries(tree, p.catalog))
+
+
+def current_ledger(ledger: Ledger, record: dict[str, Any]) -> tuple[Ledger, int]:
+    """``ledger`` with each freeze recorded under this run's ``tree-v1`` digest (``record``'s
+    ``compat``) carrying the run's ``tree-v2`` digest instead, and how many were translated.
+
+    Sound because both formats are functions of the same bytes: a freeze whose ``tree-v1``
+    digest equals the run's saw the same fixtures, so its ``tree-v2`` digest is the run's too
+    (and the base replay's, exactly when the base has the same fixtures).
+    """
+    legacy = (record.get("compat") or {}).get(TREE_V1)
+    if not legacy or legacy == record["digest"]:
+        return ledger, 0
+    freezes = tuple(dataclasses.replace(f, fixture_digest=record["digest"]) if f.fixture_digest == legacy else f
+                    for f in ledger.freezes)
+    moved = sum(f.fixture_digest == legacy for f in ledger.freezes)
+    return dataclasses.replace(ledger, freezes=freezes), moved

@@ -13,7 +13,7 @@ from typing import Any
 from verdict_gate.core import validate
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.files import read_utf8
-from verdict_gate.core.ledger import EMPTY_LEDGER, add_freeze, parse_json
+from verdict_gate.core.ledger import EMPTY_LEDGER, add_freeze, parse_date, parse_json
 from verdict_gate.run.pipeline import today
 
 
@@ -25,6 +25,13 @@ def freeze(base_sig_path: Path, prop_id: str, ledger_path: Path, *, reason: str,
         GateError: the base replay did not reproduce a failure of ``prop_id``, the ledger is
             invalid, or the record is (nothing is written then).
     """
+    # The flags first: a bad flag is the flag's fault, never the ledger file's.
+    if not reason.strip():
+        raise GateError("--reason", repr(reason), "is empty; a freeze needs the reason a human wrote",
+                        'say why the failure is known and forgiven, e.g. --reason "rounds half to even; ORD-17"')
+    for flag, value in (("--first-seen", first_seen), ("--expires-on", expires_on)):
+        if value is not None:
+            parse_date(value, flag, repr(value))
     base_sig = parse_json(read_utf8(base_sig_path, "base.sig.json", "pass the file `verdict-gate replay --out` wrote"),
                           "base.sig.json", str(base_sig_path))
     validate.check("base_sig", base_sig, str(base_sig_path))

@@ -8,6 +8,7 @@ configuration cannot run code inside the gate. Failures become :class:`GateError
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -17,6 +18,10 @@ from pathlib import Path
 from verdict_gate.core.errors import GateError
 
 SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# git maps pack files in windows of 1 GiB and keeps up to 8 GiB of them mapped, so checking out or
+# archiving one 2 GiB fixture blob showed 2 GB of resident memory. Small windows, few of them:
+# measured 70 MB for the same checkout (docs/design.md §4, "Memory").
+LOW_MEMORY = ("-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=64m")
 FETCH_DEPTH_FIX = ("fetch the full history: with actions/checkout set `fetch-depth: 0`; "
                    "locally run `git fetch --unshallow`")
 
@@ -138,18 +143,30 @@ def worktree(repo: Path, rev: str, parent: Path | None = None) -> Iterator[Path]
     holder = Path(tempfile.mkdtemp(prefix="verdict-gate-wt-", dir=parent))
     path = holder / "tree"
     try:
-        git(repo, "worktree", "add", "--detach", "--quiet", str(path), rev)
+        # No parallel checkout (checkout.workers): its writers held a whole 2 GiB blob in memory.
+        git(repo, *LOW_MEMORY, "worktree", "add", "--detach", "--quiet", str(path), rev)
         yield path
     finally:
-        git(repo, "worktree", "remove", "--force", str(path), check=False)
-        shutil.rmtree(holder, ignore_errors=True)
+        # Delete the files and let `prune` drop the worktree's record: `worktree remove --force`
+        # would first compare every file with the index (a full status of a tree we throw away).
+        _rmtree(holder)
         git(repo, "worktree", "prune", check=False)
+
+
+def _rmtree(path: Path) -> None:
+    """Remove ``path`` even where a run left directories read-only."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        for dirpath, _dirs, _files in os.walk(path):
+            with contextlib.suppress(OSError):
+                os.chmod(dirpath, 0o755)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def archive(repo: Path, treeish: str, dest: Path) -> None:
     """Write ``git archive --format=tar treeish`` to ``dest`` (streamed, never in memory)."""
     with open(dest, "wb") as fh:
-        proc = subprocess.run(["git", *SAFE, "-C", str(repo), "archive", "--format=tar", treeish],
+        proc = subprocess.run(["git", *SAFE, *LOW_MEMORY, "-C", str(repo), "archive", "--format=tar", treeish],
                               stdout=fh, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         raise GateError("oracle pack", f"git:{treeish}", proc.stderr.decode(errors="replace").strip(),

@@ -14,6 +14,7 @@ freeze before the fixture digest exists.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import shutil
@@ -26,15 +27,17 @@ from typing import Any
 
 from verdict_gate import pack
 from verdict_gate.core import diffsplit
-from verdict_gate.core.digest import Scan
+from verdict_gate.core.catalog import Property
+from verdict_gate.core.digest import TREE_V1, Scan
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.evidence import Evidence
-from verdict_gate.core.records import BaseSigRecord, RunsRecord
+from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.report.text import printable
 from verdict_gate.run import git, runner
+from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Execution, execute
-from verdict_gate.run.fixtures import fixture_digest
+from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest
 from verdict_gate.run.replay import replay
 
 Progress = Callable[[str], None]
@@ -62,10 +65,9 @@ def today(value: str | None = None) -> dt.date:
     """
     if value is None:
         return dt.datetime.now(dt.UTC).date()
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise GateError("--today", repr(value), "is not a date", "write it as YYYY-MM-DD") from None
+    from verdict_gate.core.ledger import parse_date
+
+    return parse_date(value, "--today", repr(value))
 
 
 def interrupt_on_sigterm() -> None:
@@ -142,8 +144,10 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             parts = split_diff(ev, p, progress)
             if parts.void:
                 return ev
+            ev.run_id = ev.run_id or new_run_id()
             ev.base_sig = base_replay(ev, p, parts, scratch, progress)
             done = candidate_run(ev, p, cand, parts, digest, scratch, progress)
+            fresh_replay(ev, p, done, scratch, progress)
         score_run(ev, p, parts, done, today)
         return ev
 
@@ -198,8 +202,10 @@ def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress) 
     except GateError as exc:
         # The candidate's own tree cannot be digested (a link or special file among its
         # fixtures): it cannot be scored, whatever else the patch does.
-        where = exc.where.replace(str(cand) + "/", "").replace(str(cand), ".")
-        ev.void(f"the candidate's fixtures cannot be digested: {where} {exc.problem}")
+        where = printable(exc.where.replace(str(cand) + "/", "").replace(str(cand), "."))
+        fix = exc.fix.replace(str(cand) + "/", "")
+        ev.void(f"the candidate's fixtures cannot be digested: {where} {exc.problem}\n  fix: {printable(fix)} "
+                "(commit the change; the catalog's paths.fixtures names the fixture roots)")
         return None
     ev.fixture = digest[1]
     return digest
@@ -240,7 +246,17 @@ def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Pat
         return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture["digest"])
     progress(f"base replay of {len(to_replay)} frozen propert{'y' if len(to_replay) == 1 else 'ies'} "
              f"on {ev.base_revision[:12]}")
-    return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, progress, ev.notices)
+    # The frozen properties keep their example logs, and draw their fresh examples on the base right
+    # away (the same fresh seeds as the candidate's): their fresh failures need no second replay.
+    plan = {pid: {"example_log": True, **fresh_plan(ev, p.catalog.by_id()[pid])} for pid in to_replay}
+    return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, progress, ev.notices, plan=plan)
+
+
+def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
+    """The fresh pass of one property in this run: its fresh seed and example count (none for an example)."""
+    if prop.kind != "property" or prop.fresh_examples <= 0 or not ev.run_id:
+        return {}
+    return {"fresh_seed": fresh_seed(ev.head_revision, ev.run_id, prop.id), "fresh_examples": prop.fresh_examples}
 
 
 def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
@@ -251,24 +267,108 @@ def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split
              f"{ev.head_revision[:12]}")
     cand_scratch = scratch / "candidate"
     cand_scratch.mkdir()
-    done = execute(props, p, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, digest)
+    ev.run_id = run_id = ev.run_id or new_run_id()
+    frozen = set(p.ledger.prop_ids())
+    plan = {prop.id: {"example_log": prop.id in frozen, **fresh_plan(ev, prop)} for prop in props}
+    done = execute(props, p, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, digest,
+                   repo=Path(ev.repo), plan=plan)
+    check_collected(p, done)  # a node: that does not exist is the catalog's error, before any scoring
     ev.notices += done.notices
     ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,
-                         fixture_digest=digest[0].digest, environment=runner.environment_pins(), runs=done.records)
+                         fixture_digest=digest[0].digest, environment=runner.environment_pins(), runs=done.records,
+                         run_id=run_id)
+    # A freeze recorded under tree-v1 stays comparable: the fixtures are read once more, in that
+    # format, only when a failed property has a freeze under another digest (docs/design.md §4).
+    legacy = legacy_digest(p, cand, ev.head_revision, digest[0], {pid for pid, r in done.records.items() if r.failed})
+    if legacy is not None and ev.fixture is not None:
+        ev.fixture["compat"] = {TREE_V1: legacy}
     return done
+
+
+def new_run_id() -> str:
+    """The run's id, from which (with the head revision) every fresh seed is derived: ``$VERDICT_GATE_RUN_ID``
+    (to replay a run from its evidence), else GitHub's run id and attempt, else a random one."""
+    import uuid
+
+    if os.environ.get("VERDICT_GATE_RUN_ID"):
+        return os.environ["VERDICT_GATE_RUN_ID"][:100]
+    if os.environ.get("GITHUB_RUN_ID"):
+        return f"{os.environ['GITHUB_RUN_ID']}.{os.environ.get('GITHUB_RUN_ATTEMPT', '1')}"[:100]
+    return uuid.uuid4().hex
+
+
+def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, progress: Progress) -> None:
+    """Step 5b (docs/design.md §8.3): a fresh example that failed on the candidate is replayed on the base
+    revision with the same fresh seed. Held there → the scoring sees a regression (V16); failed there too →
+    a ``preexisting_failure`` notice with the freeze proposal; the verdict is unchanged."""
+    assert ev.base_sig is not None
+    on_base = {r.prop_id for r in ev.base_sig.replays if r.fresh_log is not None}
+    failing = {pid: r for pid, r in done.records.items() if r.fresh_log and any(not e.held for e in r.fresh_log)}
+    replay_now = {pid: r for pid, r in failing.items() if pid not in on_base}
+    if replay_now:
+        _replay_fresh(ev, p, replay_now, scratch, progress)
+    frozen = set(p.ledger.prop_ids())
+    for pid, r in failing.items():
+        base = next((x for x in ev.base_sig.replays if x.prop_id == pid), None)
+        held = {e.digest for e in (base.fresh_log or ()) if e.held} if base else set()
+        base_failed = {e.digest for e in (base.fresh_log or ()) if not e.held} if base else set()
+        for e in r.fresh_log or ():
+            if e.held or e.digest in held:
+                continue  # held on the base: a regression, scored V16
+            if pid in frozen and e.digest in base_failed:
+                continue  # the frozen property's own known failure, on fresh inputs
+            shown = printable(str(e.input))[:300]
+            if e.digest in base_failed:
+                ev.notices.append(
+                    f"{pid}: preexisting_failure: a fresh example (fresh seed {r.fresh_seed}) fails on the base "
+                    f"revision {ev.base_revision[:12]} too: {shown}; the verdict is unchanged. Once reviewed, "
+                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} --only-id {pid} --out base.sig.json "
+                    f"&& verdict-gate freeze --base-sig base.sig.json --id {pid} --reason \"…\" "
+                    f"--ledger {p.catalog.pack_root}/freeze_ledger.json")
+            else:
+                ev.notices.append(f"{pid}: a fresh example (fresh seed {r.fresh_seed}) that fails on the candidate "
+                                  f"was not drawn on the base revision: {shown}")
+            break
+
+
+def _replay_fresh(ev: Evidence, p: pack.Pack, failing: dict[str, Any], scratch: Path, progress: Progress) -> None:
+    assert ev.base_sig is not None
+    progress(f"replaying the fresh examples of {len(failing)} propert{'y' if len(failing) == 1 else 'ies'} "
+             f"on the base {ev.base_revision[:12]}")
+    props = p.catalog.by_id()
+    plan = {pid: {"example_log": False, "fresh_seed": r.fresh_seed, "fresh_examples": props[pid].fresh_examples}
+            for pid, r in failing.items()}
+    fresh = replay(Path(ev.repo), ev.base_revision, p, sorted(failing), scratch, progress, ev.notices,
+                   plan=plan, name="fresh-replay")
+    by_id = {r.prop_id: r for r in fresh.replays}
+    merged = []
+    for rec in ev.base_sig.replays:
+        got = by_id.pop(rec.prop_id, None)
+        merged.append(dataclasses.replace(rec, fresh_seed=got.fresh_seed, fresh_log=got.fresh_log) if got else rec)
+    merged += by_id.values()
+    ev.base_sig = dataclasses.replace(ev.base_sig, replays=tuple(merged))
 
 
 def score_run(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, done: Execution, today: dt.date) -> None:
     """Step 6: the verdicts, promotion and outcome, from what the steps before measured."""
     assert ev.base_sig is not None
     repo = Path(ev.repo)
-    ancestors = {f.base_revision: git.is_ancestor(repo, f.base_revision, ev.base_revision) for f in p.ledger.freezes}
-    result = score(p.catalog, p.ledger, done.records, oracle_moved=parts.oracle_moved,
+    # One git call per distinct base revision, not per freeze (a ledger of 10,000 freezes names a few).
+    revs = sorted({f.base_revision for f in p.ledger.freezes})
+    ancestors = {rev: git.is_ancestor(repo, rev, ev.base_revision) for rev in revs}
+    ledger, translated = current_ledger(p.ledger, ev.fixture or {"digest": ""})
+    if translated:
+        ev.notices.append(f"{translated} freeze(s) recorded under the tree-v1 fixture digest matched these fixtures' "
+                          "tree-v1 digest; `verdict-gate freeze` records tree-v2")
+    result = score(p.catalog, ledger, done.records, oracle_moved=parts.oracle_moved,
                    replays=[r.base_sig() for r in ev.base_sig.replays], base_revision=ev.base_revision,
                    ancestors=ancestors, policy=ev.policy, today=today,
-                   ran=sum(prop.id not in parts.oracle_moved for prop in p.catalog.properties), items=done.items)
+                   ran=sum(prop.id not in parts.oracle_moved for prop in p.catalog.properties), items=done.items,
+                   phase_failures=done.phase_failures)
     if result.nothing_ran:
         ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
+    for failure in done.phase_failures:
+        ev.notices.append(f"{failure}: outcome incomplete")
     ev.verdicts = result.verdicts
     ev.why = result.promotion.why
     ev.outcome = result.outcome

@@ -32,6 +32,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -86,11 +87,14 @@ class Client:
         hidden: directories the worker must not see (scratch, repository, home).
         limits: overrides of :data:`sandbox.DEFAULT_LIMITS`.
         cap: the largest message accepted from the worker, in bytes.
+        answer_timeout: seconds one answer may take (an import that hangs at collection, when no
+            property's own timeout runs yet); ``None`` waits for the runner's property timeout.
     """
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (),
                  hidden: Sequence[str] = (), limits: dict[str, int] | None = None,
-                 cap: int = codec.MAX_MESSAGE) -> None:
+                 cap: int = codec.MAX_MESSAGE, answer_timeout: float | None = None) -> None:
+        self.answer_timeout = answer_timeout
         self.level, self.python_path, self.cwd = level, list(python_path), cwd
         self.readonly, self.hidden, self.limits, self.cap = list(readonly), list(hidden), limits, cap
         self.proc: subprocess.Popen[bytes] | None = None
@@ -204,6 +208,10 @@ class Client:
             self.calls += 1
             try:
                 codec.write_frame(self.wfd, message)
+                if self.answer_timeout is not None and not select.select([self.rfd], [], [], self.answer_timeout)[0]:
+                    raise self._crash(f"the candidate worker did not answer {message.get('op')} "
+                                      f"{str(message.get('mod') or message.get('name') or '')[:80]!r} within "
+                                      f"{self.answer_timeout:g} s (it hangs?)")
                 answer = codec.read_frame(self.rfd, cap=self.cap)
             except (OSError, codec.ProtocolError) as exc:
                 code = self.proc.poll() if self.proc is not None else None
@@ -212,9 +220,15 @@ class Client:
             except ValueError as exc:
                 raise NotCrossable(f"a value cannot be sent to the candidate worker ({exc})") from None
             generation = self.generation
+        mutated = answer.pop("mut", None) if isinstance(answer, dict) and "ok" in answer else None
         if not isinstance(answer, dict) or len(answer) != 1:
             raise self._crash("the worker sent an answer of an unknown shape")
         ((kind, body),) = answer.items()
+        if mutated is not None:
+            try:
+                self._apply_mutations(message, mutated, generation)
+            except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+                raise self._crash(f"the worker sent malformed argument changes ({type(err).__name__})") from None
         error: BaseException
         try:
             if kind == "ok":
@@ -232,6 +246,36 @@ class Client:
 
     def encode(self, value: Any) -> Any:
         return codec.encode(value, lambda obj: encode_local(self, obj))
+
+    def call(self, target: dict[str, Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        """Call a candidate callable; lists, dicts, sets and bytearrays passed to it are changed here in
+        place as the candidate changed its copies (the oracle sees in-place APIs as they are)."""
+        message = {"op": "call", "obj": target, "args": self.encode(list(args)),
+                   "kw": [[k, self.encode(v)] for k, v in kwargs.items()]}
+        self._pending_args = (list(args), dict(kwargs))
+        try:
+            return self.request(message)
+        finally:
+            self._pending_args = None
+
+    _pending_args: tuple[list[Any], dict[str, Any]] | None = None
+
+    def _apply_mutations(self, message: dict[str, Any], mutated: Any, generation: int) -> None:
+        if self._pending_args is None or message.get("op") != "call":
+            return
+        args, kwargs = self._pending_args
+        for key, tree in mutated:
+            local = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
+            if local is None:
+                continue
+            new = decode(self, tree, generation)
+            if type(local) is not type(new):
+                raise TypeError("an argument changed type")
+            if isinstance(local, (list, bytearray)):
+                local[:] = new
+            elif isinstance(local, (dict, set)):
+                local.clear()
+                local.update(new)
 
 
 # --- local objects ------------------------------------------------------------------------------------
@@ -283,9 +327,7 @@ class Handle:
                                  "value": self._vg_client.encode(value)})
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        client = self._vg_client
-        return client.request({"op": "call", "obj": self._vg_target(), "args": client.encode(list(args)),
-                               "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
+        return self._vg_client.call(self._vg_target(), args, kwargs)
 
     def __del__(self) -> None:
         try:
@@ -440,10 +482,23 @@ class _RecordMeta(type):
     _vg_gen: int
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        """Construct in the worker (so its validation runs and its exceptions propagate), then keep the
+        oracle's own value for every argument the oracle passed: an expected value written in a
+        property is the oracle's data, never what the candidate's constructor made of it."""
         client = cls._vg_client
         target = _target(cls._vg_desc, cls._vg_gen, client) or {"ref": cls._vg_desc.get("ref")}
-        return client.request({"op": "call", "obj": target, "args": client.encode(list(args)),
-                               "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
+        built = client.call(target, args, kwargs)
+        if type(built) is not cls:
+            return built
+        given = dict(zip(cls._vg_desc.get("init") or [], args, strict=False))
+        given.update({k: v for k, v in kwargs.items() if k in (cls._vg_desc.get("f") or [])})
+        if not given:
+            return built
+        names = list(cls._vg_desc.get("f") or [])
+        values = [given.get(name, getattr(built, name) if cls._vg_kind != "nt" else built[i])
+                  for i, name in enumerate(names)]
+        held = built.__dict__.get("_vg_handle") if hasattr(built, "__dict__") else None
+        return _build_record(cls, values, held[0] if held else None, held[1] if held else client.generation)
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return type.__instancecheck__(cls, obj) or _is_instance(obj, cls._vg_desc)
@@ -508,7 +563,7 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     """The mirror class of a candidate dataclass, named tuple or attrs class (cached by name and fields)."""
     kind, fields = desc.get("rk"), [str(f) for f in desc.get("f") or []]
     module, qualname = (str(x) for x in desc["t"][0])
-    key = ("record", id(client), module, qualname, kind, tuple(fields))
+    key = ("record", id(client), module, qualname, kind, tuple(fields), tuple(desc.get("cmp") or ()))
     cls = _MIRRORS.get(key)
     if cls is None:
         name = qualname.rsplit(".", 1)[-1]
@@ -519,6 +574,10 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
             cls = _RecordMeta(name, (base,), ns)
         else:
             ns["__annotations__"] = {f: Any for f in fields}
+            compare = list(desc.get("cmp") or [True] * len(fields))
+            for f, flag in zip(fields, compare, strict=False):
+                if not flag:  # a field the candidate's class leaves out of ==, left out here too
+                    ns[f] = dataclasses.field(compare=False)
             cls = dataclasses.dataclass(frozen=True, eq=True, repr=True)(_RecordMeta(name, (), ns))  # type: ignore[arg-type]
         _MIRRORS[key] = cls
     cls._vg_client, cls._vg_desc, cls._vg_gen = client, desc, generation  # type: ignore[attr-defined]
@@ -663,11 +722,19 @@ class _Loader(importlib.abc.Loader):
 class Finder(importlib.abc.MetaPathFinder):
     """Import hook: the names in ``names`` (top-level) are candidate modules, imported as proxies."""
 
-    def __init__(self, client: Client, names: Iterable[str]) -> None:
-        self.client, self.names = client, frozenset(names)
+    def __init__(self, client: Client, names: Iterable[str], ambiguous: Iterable[str] = ()) -> None:
+        self.client, self.names, self.ambiguous = client, frozenset(names), frozenset(ambiguous)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname.partition(".")[0] not in self.names:
+        top = fullname.partition(".")[0]
+        if top in self.ambiguous:
+            # Installed beside the gate *and* provided by the candidate: which one a property means
+            # cannot be told, and serving either silently could judge the wrong code.
+            raise ImportError(f"{top!r} is both a module of the candidate (its python_path) and installed beside "
+                              f"verdict-gate, so `import {fullname}` is ambiguous: list the candidate's modules in the "
+                              f"catalog (`modules: [{top}, ...]`) if the properties mean the candidate's, or rename "
+                              "the candidate's module", name=fullname)
+        if top not in self.names:
             return None
         found = self.client.request({"op": "import", "mod": fullname})
         spec = importlib.machinery.ModuleSpec(fullname, _Loader(self.client), origin="verdict-gate-worker",
@@ -714,8 +781,20 @@ def pack_module_names(pack_dir: str) -> set[str]:
     return names
 
 
-def install(client: Client, python_path: Sequence[str], pack_dir: str) -> Finder:
-    """Put the proxy hook first on ``sys.meta_path`` for the candidate's top-level names."""
-    finder = Finder(client, candidate_names(python_path, pack_module_names(pack_dir)))
+def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: Sequence[str] | None = None) -> Finder:
+    """Put the proxy hook first on ``sys.meta_path`` for the candidate's top-level names.
+
+    ``modules`` (the catalog's): exactly these names are the candidate's. Without it, every name the
+    candidate's directories provide (:func:`candidate_names`); one of them that is also importable
+    from the oracle's own ``sys.path`` (a package installed beside the gate) is ambiguous and its
+    import fails with the fix, rather than judge either one silently."""
+    if modules:
+        return _insert(Finder(client, modules))
+    names = candidate_names(python_path, pack_module_names(pack_dir))
+    ambiguous = {n for n in names if importlib.machinery.PathFinder.find_spec(n, sys.path) is not None}
+    return _insert(Finder(client, names - ambiguous, ambiguous))
+
+
+def _insert(finder: Finder) -> Finder:
     sys.meta_path.insert(0, finder)
     return finder

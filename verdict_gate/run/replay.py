@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord
 from verdict_gate.pack import Pack, PackOptions, load
 from verdict_gate.run import git
+from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import execute
 
 Progress = Callable[[str], None]
 
 
 def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: Path,
-           progress: Progress, notices: list[str] | None = None) -> BaseSigRecord:
+           progress: Progress, notices: list[str] | None = None, *,
+           plan: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay") -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev``.
+
+    Every replayed property keeps its example log (docs/design.md §8.3) unless ``plan`` (per id: the
+    runner's extra passes) says otherwise; ``name`` is the scratch subdirectory of this replay.
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
     The worktree is removed on every path.
@@ -32,9 +38,12 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
                         f"use one of: {', '.join(known)}")
     props = [known[i] for i in ids]
     with git.worktree(repo, rev, scratch) as tree:
-        sub = scratch / "replay"
+        sub = scratch / name
         sub.mkdir()
-        done = execute(props, p, tree, rev, rev, sub, progress)
+        if plan is None:
+            plan = {prop.id: {"example_log": True} for prop in props}
+        done = execute(props, p, tree, rev, rev, sub, progress, repo=repo, plan=plan)
+    check_collected(p, done)  # a node: that does not exist is the catalog's error
     if notices is not None:
         notices += [f"base replay: {n}" for n in done.notices]
     digest = done.digest["digest"]
@@ -44,6 +53,9 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
         replays.append(ReplayRecord(
             prop_id=prop.id, status=r.status if r else "missing", signature=r.signature if r else None,
             signature_parts=r.signature_parts if r else None, fixture_digest=digest, base_revision=rev,
+            failures=r.failures if r else (), hits=r.hits if r else None,
+            example_log=r.example_log if r else None, fresh_seed=r.fresh_seed if r else None,
+            fresh_log=r.fresh_log if r else None,
         ))
     return BaseSigRecord(base_revision=rev, fixture_digest=digest, replays=tuple(replays))
 

@@ -10,6 +10,7 @@ The stream is JSON lines, one object per event, each with ``event`` and ``id``:
 - ``start``: a property's first test is about to run (``time``: wall clock, informative);
 - ``result``: after its last test; the fields of :data:`RESULT_FIELDS`;
 - ``uncollected``: the catalog's selector matched no test (``selector``);
+- ``collected``: collection is over (``count`` tests kept); the runner bounds collection on its own;
 - ``end``: the plugin's closing record (``id`` empty); a stream without it is not trusted.
 
 docs/design.md ("Running properties") describes the trust rules the runner applies.
@@ -20,9 +21,10 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-START, RESULT, UNCOLLECTED, END = "start", "result", "uncollected", "end"
-EVENTS = (START, RESULT, UNCOLLECTED, END)
-PLUGIN_STATUSES = ("pass", "fail", "skipped")  # what the plugin may report
+START, RESULT, UNCOLLECTED, COLLECTED, END = "start", "result", "uncollected", "collected", "end"
+EVENTS = (START, RESULT, UNCOLLECTED, COLLECTED, END)
+# What the plugin may report: ``crash`` when the candidate worker died under a property.
+PLUGIN_STATUSES = ("pass", "fail", "skipped", "crash")
 RUNNER_STATUSES = ("timeout", "crash")  # what only the runner records (the process was lost)
 TIMEOUT_EXC = "verdict_gate.Timeout"
 CRASH_EXC = "verdict_gate.Crash"
@@ -33,6 +35,8 @@ RESULT_FIELDS: dict[str, tuple[type, ...]] = {
     "status": (str,), "seed": (int, _NONE), "hypothesis": (bool,), "trials": (int, _NONE), "hits": (int, _NONE),
     "items": (int, _NONE), "duration_s": (int, float, _NONE), "fixture_mutated": (bool,),
     "node": (str, _NONE), "exc_type": (str, _NONE), "message": (str, _NONE), "traceback": (list,),
+    "isolation": (dict, _NONE), "failures": (list, _NONE), "example_log": (list, _NONE),
+    "fresh_seed": (int, _NONE), "fresh_log": (list, _NONE), "output_tail": (str, _NONE),
 }
 # ``counterexample`` is any JSON value (non-JSON inputs by repr), so it has no type to check.
 
@@ -45,6 +49,11 @@ def uncollected(prop_id: str, selector: str) -> dict[str, Any]:
     return {"event": UNCOLLECTED, "id": prop_id, "selector": selector}
 
 
+def collected(count: int) -> dict[str, Any]:
+    """Collection is over: ``count`` tests belong to the catalog's properties."""
+    return {"event": COLLECTED, "id": "", "count": count}
+
+
 def end() -> dict[str, Any]:
     return {"event": END, "id": ""}
 
@@ -52,19 +61,34 @@ def end() -> dict[str, Any]:
 def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, trials: int | None,
            hits: int | None, items: int | None, duration_s: float | None, fixture_mutated: bool,
            node: str | None = None, exc_type: str | None = None, message: str | None = None,
-           counterexample: Any = None, traceback: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass."""
+           counterexample: Any = None, traceback: list[dict[str, Any]] | None = None,
+           isolation: dict[str, Any] | None = None, failures: list[dict[str, Any]] | None = None,
+           example_log: list[dict[str, Any]] | None = None, fresh_seed: int | None = None,
+           fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None) -> dict[str, Any]:
+    """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass.
+
+    ``failures``: the failure set (each with ``node``, ``exc_type``, ``message``, ``counterexample``,
+    ``traceback``); the top-level failure fields repeat the first. ``example_log`` / ``fresh_log``:
+    ``{"digest", "held", "input"?}`` per drawn example (docs/design.md §8.3). ``output_tail``: the
+    last lines of pytest's own output, on a record the runner writes for a lost process.
+
+    ``isolation``: ``{"level", "method", "fences": {name: held}}`` the property ran at (docs/design.md,
+    "Isolation"); ``method`` ``unavailable`` (with ``why``) when the host could not give the level."""
     return {"event": RESULT, "id": prop_id, "status": status, "seed": seed, "hypothesis": hypothesis,
             "trials": trials, "hits": hits, "items": items, "duration_s": duration_s,
             "fixture_mutated": fixture_mutated, "node": node, "exc_type": exc_type, "message": message,
-            "counterexample": counterexample, "traceback": list(traceback or [])}
+            "counterexample": counterexample, "traceback": list(traceback or []), "isolation": isolation,
+            "failures": list(failures or []), "example_log": example_log, "fresh_seed": fresh_seed,
+            "fresh_log": fresh_log, "output_tail": output_tail}
 
 
-def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str) -> dict[str, Any]:
-    """The record the runner writes for a property whose process timed out or crashed: a
-    deterministic ``exc_type`` and ``message`` so that it, too, has a signature."""
+def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str,
+         isolation: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record the runner writes for a property whose process timed out or crashed (or that the
+    host could not isolate): a deterministic ``exc_type`` and ``message`` so that it, too, has a signature."""
     return result(prop_id, status, seed=seed, hypothesis=False, trials=None, hits=None, items=None,
-                  duration_s=None, fixture_mutated=False, node=node, exc_type=exc_type, message=message)
+                  duration_s=None, fixture_mutated=False, node=node, exc_type=exc_type, message=message,
+                  isolation=isolation)
 
 
 def dumps(record: dict[str, Any]) -> str:
@@ -98,6 +122,15 @@ def well_formed(record: dict[str, Any]) -> bool:
     for name, types in RESULT_FIELDS.items():
         if name in record and (not isinstance(record[name], types)
                                or (bool not in types and isinstance(record[name], bool))):
+            return False
+    for failure in record.get("failures") or []:
+        if not (isinstance(failure, dict) and all(isinstance(failure.get(k), (str, _NONE)) for k in
+                                                  ("node", "exc_type", "message"))
+                and isinstance(failure.get("traceback", []), list)):
+            return False
+        frames = failure.get("traceback") or []
+        if not all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
+                   and isinstance(f.get("function"), str) for f in frames):
             return False
     frames = record.get("traceback") or []
     return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)

@@ -22,17 +22,20 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from verdict_gate.core.catalog import Property
-from verdict_gate.core.errors import GateError
 from verdict_gate.run import results as stream
+from verdict_gate.run import sandbox
 
 POLL_S = 0.05
+COLLECT_BASE_S = 60.0  # seconds pytest may take to collect, plus COLLECT_PER_FILE_S per property file
+COLLECT_PER_FILE_S = 0.25
 END_GRACE_S = 10.0  # seconds a process may take to exit after its closing record
 MAX_LINE = 4 * 1024 * 1024  # characters: one results record may not be longer
 ENV_PINS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
@@ -47,12 +50,13 @@ class Workspace:
     Attributes:
         pack_dir: the materialised, verified pack (pytest rootdir).
         tree_dir: the candidate work tree or the base worktree (cwd of the run).
-        python_path: absolute candidate directories, put on ``sys.path`` after the standard library.
+        python_path: absolute candidate directories the candidate worker imports from.
         roots: ``(absolute dir, repository prefix)`` pairs for repo-relative tracebacks.
         watch: fixture directories whose change after a property means it mutated them.
         scratch: a private directory for specs, results, logs and the bytecode cache.
-        run_as: ``(uid, gid)`` the pytest subprocess drops to (see :func:`sandbox_user`), or
-            ``None`` to run as this process's user.
+        hidden: directories the candidate worker must not see (the gate's whole temp dir, the
+            repository, ``$HOME``): see :mod:`verdict_gate.run.sandbox`.
+        modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
     """
 
     pack_dir: Path
@@ -61,145 +65,64 @@ class Workspace:
     roots: tuple[tuple[Path, str], ...]
     watch: tuple[Path, ...]
     scratch: Path
-    run_as: tuple[int, int] | None = None
+    hidden: tuple[Path, ...] = ()
+    modules: tuple[str, ...] = ()
+    plan: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id → example_log, fresh_seed, fresh_examples
 
 
-_SANDBOX: dict[str, tuple[int, int] | str] = {}  # user name → (uid, gid), or why it cannot be used
-_WARNED: set[str] = set()
-
-
-def sandbox_user() -> tuple[int, int] | None:
-    """The ``(uid, gid)`` property processes run as when the gate runs as root, else ``None``.
-
-    As root (a Docker container action runs as root), candidate code in the property process
-    could otherwise read the gate's environment through ``/proc`` (the GitHub token), write
-    the runner's files and ignore the fixtures' read-only modes. So the process drops to the
-    user named by ``$VERDICT_GATE_RUN_AS`` (default ``nobody``). A probe (``python -c "import
-    pytest"`` as that user) checks the interpreter is usable by it. ``root`` runs candidate
-    code as root on purpose; ``auto`` tries ``nobody`` and falls back to root with a warning
-    (for trusted code: the demo, the self-gate).
-
-    Raises:
-        GateError: as root, when that user does not exist or cannot run the interpreter.
-    """
-    if os.geteuid() != 0:
-        return None
-    name = os.environ.get("VERDICT_GATE_RUN_AS", "nobody")
-    if name == "root":
-        return None
-    if name == "auto":
-        try:
-            return _probe("nobody")
-        except GateError as exc:
-            if "auto" not in _WARNED:
-                _WARNED.add("auto")
-                print(f"verdict-gate: warning: {exc.problem} as 'nobody': properties run as root "
-                      "(VERDICT_GATE_RUN_AS=auto)", file=sys.stderr)
-            return None
-    return _probe(name)
-
-
-def _probe(name: str) -> tuple[int, int]:
-    """``(uid, gid)`` of ``name`` once it has run the interpreter; the answer is kept per process."""
-    if name not in _SANDBOX:
-        import pwd
-
-        entry = None
-        try:
-            entry = pwd.getpwnam(name)
-            probe = subprocess.run([sys.executable, "-P", "-s", "-c", "import pytest, hypothesis"],
-                                   user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd="/",
-                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                                   capture_output=True, timeout=60)
-            problem = "" if probe.returncode == 0 else (probe.stderr.decode(errors="replace").strip().splitlines()
-                                                         or [f"exit {probe.returncode}"])[-1]
-        except KeyError:
-            problem = "no such user"
-        except (OSError, subprocess.SubprocessError) as exc:
-            problem = str(exc)
-        _SANDBOX[name] = problem or (entry.pw_uid, entry.pw_gid)  # type: ignore[union-attr]
-    found = _SANDBOX[name]
-    if isinstance(found, str):
-        raise GateError("property sandbox", f"user {name!r}", f"cannot run {sys.executable} ({found})",
-                        "install verdict-gate where that user can read it (the Docker image does), name "
-                        "another user in VERDICT_GATE_RUN_AS, or, for a candidate you trust, set "
-                        "VERDICT_GATE_RUN_AS=root (or auto: root only where that user cannot run it)")
-    return found
-
-
-def _share_with(ws: Workspace, uid: int, gid: int) -> None:
-    """Let ``uid`` reach the pack, the tree and the scratch dir: add read and search for others
-    to every directory from the temp root down to each (``mkdtemp`` makes them 0700; nothing
-    becomes writable), and give it the few directories it writes."""
-    top = ws.scratch.parent
-    for target in (ws.pack_dir, ws.tree_dir, ws.scratch):
-        chain = [target, *[p for p in target.parents if p == top or top in p.parents]]
-        for path in chain:
-            mode = os.stat(path).st_mode & 0o7777
-            if mode & 0o055 != 0o055:
-                os.chmod(path, mode | 0o055)
-    for owned in (ws.scratch / "home", ws.scratch / "hypothesis"):
-        owned.mkdir(parents=True, exist_ok=True)
-        os.chown(owned, uid, gid)
-
-
-def bytecode_cache(scratch: Path, run_as: tuple[int, int] | None = None) -> Path:
+def bytecode_cache(scratch: Path, level: str) -> Path:
     """The pytest subprocesses' ``PYTHONPYCACHEPREFIX``: outside every work tree.
 
     ``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus
     ``pycache``, kept across runs: with a prefix Python ignores the ``__pycache__`` beside
     installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
-    time (about 1 s here).
-
-    For a sandboxed run (``run_as``) the cache is ``pycache-trusted``: owned by root, filled
-    by root importing only the installed test stack (no candidate code), and read-only to the
-    property processes — so candidate code cannot plant bytecode that a later run would load.
-    Without a sandbox the candidate runs as the gate's own user, who can change the gate's
-    installation anyway. Falls back to ``scratch`` when the directory cannot be created.
+    time (about 1 s here). Only oracle code (pytest, Hypothesis, the pack) is compiled into it:
+    candidate code runs in the worker, whose cache is its private ``/tmp``. A process at level
+    ``none`` runs candidate code itself, so it gets a cache of its own in ``scratch``, thrown
+    away with the run (candidate code must not plant bytecode a later run would load). Falls back
+    to ``scratch`` when the shared directory cannot be created.
     """
+    if level == "none":
+        return scratch / "pycache"
     root = Path(os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate"))
-    path = root / ("pycache-trusted" if run_as else "pycache")
+    path = root / "pycache"
     try:
         path.mkdir(parents=True, exist_ok=True)
-        if run_as:
-            for directory in (root, path):
-                os.chown(directory, 0, 0)
-                os.chmod(directory, 0o755)
-            _warm(path)
     except OSError:
-        return scratch.parent / "pycache"
+        return scratch / "pycache"
     return path
 
 
-_WARMED: set[Path] = set()
-
-
-def _warm(cache: Path) -> None:
-    """Compile the installed test stack into ``cache`` as root, once per gate process."""
-    if cache in _WARMED:
-        return
-    subprocess.run([sys.executable, "-P", "-s", "-c",
-                    "import pytest, _pytest.python, _pytest.assertion.rewrite, hypothesis, hypothesis.strategies, "
-                    "verdict_gate_plugin"],
-                   cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPYCACHEPREFIX": str(cache)},
-                   capture_output=True, timeout=120, check=False)
-    _WARMED.add(cache)
-
-
-def subprocess_env(ws: Workspace) -> dict[str, str]:
-    """The complete environment of the pytest subprocess (nothing else is inherited)."""
-    env = {
+def subprocess_env(ws: Workspace, level: str) -> dict[str, str]:
+    """The complete environment of the pytest subprocess (nothing else is inherited: no token)."""
+    pinned = {k: os.environ[k] for k in ("VERDICT_GATE_BWRAP",) if k in os.environ}
+    return {
+        **pinned,
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(ws.scratch / "home"),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONNOUSERSITE": "1",
-        "PYTHONPYCACHEPREFIX": str(bytecode_cache(ws.scratch, ws.run_as)),
+        "PYTHONPYCACHEPREFIX": str(bytecode_cache(ws.scratch, level)),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(ws.scratch / "hypothesis"),
         "VERDICT_GATE_FIXTURES": str(ws.pack_dir / "fixtures"),
         **ENV_PINS,
     }
-    return env
+
+
+def collection_roots(pack_dir: Path, oracles: Sequence[str]) -> list[str]:
+    """The fewest directories that hold every property file, as pytest arguments.
+
+    pytest's collection costs about (arguments) × (files in their directory): one argument per
+    property file grows with the square of a suite kept one property per file. The plugin then
+    ignores every file that is not a catalog oracle file, so only the catalog's tests are imported.
+    """
+    dirs = sorted({str(PurePosixPath(o).parent) for o in oracles})
+    roots: list[str] = []
+    for directory in dirs:  # sorted, so a parent comes before its children
+        if not any(directory == r or directory.startswith(r + "/") or r == "." for r in roots):
+            roots.append(directory)
+    return [str(pack_dir / r) if r != "." else str(pack_dir) for r in roots]
 
 
 def _command(ws: Workspace, spec_file: Path, results: Path, ini: Path, selectors: Sequence[str]) -> list[str]:
@@ -225,65 +148,176 @@ def _signal_name(code: int) -> str:
     return f"exit code {code}"
 
 
-def _synthetic(prop: Property, status: str, exc_type: str, message: str) -> dict[str, Any]:
+def _synthetic(prop: Property, status: str, exc_type: str, message: str,
+               isolation: dict[str, Any] | None = None) -> dict[str, Any]:
     return stream.lost(prop.id, status, seed=prop.seed if prop.kind == "property" else None, node=prop.selector,
-                       exc_type=exc_type, message=message)
+                       exc_type=exc_type, message=message, isolation=isolation)
 
 
-def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress) -> dict[str, dict[str, Any]]:
-    """Run ``props`` and return id → the plugin's raw result record.
+def isolation_groups(props: Sequence[Property]) -> list[tuple[str, list[Property]]]:
+    """Properties by isolation level, each group in catalog order: one level per pytest process
+    (the import hook is process-wide, and a ``none`` property runs candidate code in-process)."""
+    groups: dict[str, list[Property]] = {}
+    for prop in props:
+        groups.setdefault(prop.isolation, []).append(prop)
+    return [(level, groups[level]) for level in ("sandbox", "process", "none") if level in groups]
+
+
+@dataclass
+class Outcome:
+    """What :func:`run_properties` saw: id → the plugin's raw result record, and the phase failures
+    (a collection over its bound) that make the run ``incomplete`` rather than crash its properties."""
+
+    results: dict[str, dict[str, Any]]
+    phase_failures: list[str]
+
+
+class _Tally:
+    """Properties done, across the processes of a run (thread-safe), for ``[n/total]`` progress."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.lock = total, 0, threading.Lock()
+
+    def bump(self, count: int = 1) -> int:
+        with self.lock:
+            self.done += count
+            return self.done
+
+
+_LIVE: set[int] = set()  # pids of the pytest processes now running (never reaped by the sweep)
+_LIVE_LOCK = threading.Lock()
+
+
+def shares(props: Sequence[Property], jobs: int) -> list[list[Property]]:
+    """``props`` dealt round-robin into at most ``jobs`` shares, each in catalog order: Hypothesis
+    properties and slow ones spread over the processes, and the split is the same on every run."""
+    jobs = max(1, min(jobs, len(props)))
+    return [list(props[i::jobs]) for i in range(jobs)]
+
+
+def default_jobs() -> int:
+    """Oracle processes at once: ``$VERDICT_GATE_JOBS`` (what ``--jobs`` sets), else the core count."""
+    try:
+        return max(1, int(os.environ.get("VERDICT_GATE_JOBS") or 0) or len(os.sched_getaffinity(0)))
+    except (ValueError, AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress, jobs: int | None = None) -> Outcome:
+    """Run ``props`` in up to ``jobs`` oracle processes at once (each with its own candidate worker);
+    return the raw result records by id and any phase failure.
 
     A property missing from the answer produced no result (verdict V6); one whose record has
     ``event`` ``uncollected`` matched no test in its oracle file (also V6, with that reason).
     Timeouts and crashes appear as records with status ``timeout`` / ``crash`` and a
-    deterministic ``exc_type``/``message`` so that they too have a signature.
+    deterministic ``exc_type``/``message`` so that they too have a signature; either loses only
+    that property (the rest of its share go to a fresh process). A level the host cannot give
+    (docs/design.md, "Isolation") is checked before anything runs: those properties get a ``fail``
+    record with isolation method ``unavailable`` (verdict V17), and never run. The records do not
+    depend on ``jobs``; the callers order every output by the catalog.
     """
+    jobs = default_jobs() if jobs is None else max(1, jobs)
     (ws.scratch / "home").mkdir(parents=True, exist_ok=True)
-    if ws.run_as:
-        _share_with(ws, *ws.run_as)
+    sandbox.set_subreaper()  # a daemon the candidate double-forks becomes our child: killed below
     ini = ws.scratch / "pytest.ini"
     ini.write_text("[pytest]\n", encoding="utf-8")
     results: dict[str, dict[str, Any]] = {}
-    remaining = list(props)
-    attempt = 0
-    total = len(props)
-    while remaining:
-        attempt += 1
-        got = _one_process(remaining, ws, ini, attempt, progress, results, total)
-        left = [p for p in remaining if p.id not in results]
-        if not got or len(left) == len(remaining):
-            break  # the process ran nothing more: what is left was never collected
-        remaining = left
-    return results
+    tally = _Tally(len(props))
+    work: list[tuple[str, list[Property]]] = []
+    for level, group in isolation_groups(props):
+        if level != "none":
+            try:
+                sandbox.plan(level, readonly=[], hidden=[], cwd=str(ws.tree_dir))
+            except sandbox.Unavailable as exc:
+                progress(f"isolation {level} is unavailable here: {len(group)} propert"
+                         f"{'y' if len(group) == 1 else 'ies'} not run")
+                for prop in group:
+                    results[prop.id] = _synthetic(prop, "fail", "verdict_gate.IsolationUnavailable", str(exc),
+                                                  {"level": level, "method": "unavailable", "fences": {},
+                                                   "why": str(exc)})
+                tally.bump(len(group))
+                continue
+        work += [(level, share) for share in shares(group, jobs)]
+    attempts = iter(range(1, 1_000_000))
+    lock = threading.Lock()
+
+    def run_share(level: str, share: list[Property]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+        mine: dict[str, dict[str, Any]] = {}
+        failures: list[str] = []
+        remaining = share
+        while remaining:
+            with lock:
+                attempt = next(attempts)
+            got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level)
+            if phase_failure:
+                failures.append(phase_failure)
+            left = [p for p in remaining if p.id not in mine]
+            if not got or len(left) == len(remaining):
+                break  # the process ran nothing more: what is left was never collected
+            remaining = left
+        return mine, failures
+
+    phase_failures: list[str] = []
+    if len(work) <= 1 or jobs <= 1:
+        done = [run_share(level, share) for level, share in work]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
+            done = list(pool.map(lambda item: run_share(*item), work))
+    for mine, failures in done:
+        results.update(mine)
+        phase_failures += failures
+    return Outcome(results, phase_failures)
+
+
+def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property]) -> dict[str, Any]:
+    return {
+        "level": level,
+        # One answer (an import at collection, when no property timeout runs yet) may take this long.
+        "answer_timeout": max(p.timeout for p in props),
+        "modules": str(Path(sandbox.__file__).resolve().parent),  # codec, proxy, worker, sandbox: by path
+        "cwd": str(ws.tree_dir),
+        "readonly": [str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
+        "hidden": [str(h) for h in ws.hidden if h.is_dir()],
+        "candidate_modules": list(ws.modules),
+    }
 
 
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
-                 results: dict[str, dict[str, Any]], total: int) -> int:
+                 results: dict[str, dict[str, Any]], tally: _Tally, level: str) -> tuple[int, str]:
+    oracles = sorted({p.oracle for p in props})
     spec = {
         "python_path": [str(p) for p in ws.python_path],
         "roots": [[str(root), prefix] for root, prefix in ws.roots],
         "watch": [str(w) for w in ws.watch if w.is_dir()],
-        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind} for p in props],
+        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, **ws.plan.get(p.id, {})}
+                       for p in props],
+        "files": [str(ws.pack_dir / o) for o in oracles],
         "results_module": str(Path(stream.__file__).resolve()),
+        "isolation": _isolation_spec(ws, level, props),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"
     spec_file.write_text(json.dumps(spec), encoding="utf-8")
     results_file = ws.scratch / f"results-{attempt}.jsonl"
     results_file.touch()
-    if ws.run_as:
-        os.chown(results_file, *ws.run_as)  # the plugin, running as that user, appends to it
     log = open(ws.scratch / f"pytest-{attempt}.log", "wb")  # noqa: SIM115
     by_id = {p.id: p for p in props}
-    proc = subprocess.Popen(
-        # Files, not node ids: pytest stops the whole session on a node id it cannot find, so the
-        # plugin selects the tests and reports a property whose node matched none. pytest
-        # resolves path arguments from the cwd (the work tree); node ids stay rootdir-relative.
-        _command(ws, spec_file, results_file, ini, sorted({str(ws.pack_dir / p.oracle) for p in props})),
-        cwd=ws.tree_dir, env=subprocess_env(ws), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout kills the whole tree
-        **_user_kwargs(ws),
-    )
-    watch = _Watch(by_id, results, total, progress)
+    if len(oracles) > 50:
+        progress(f"collecting {len(oracles)} property files …")
+    with _LIVE_LOCK:  # registered before any sweep can take it for a stray child
+        proc = subprocess.Popen(
+            # Directories, not node ids: pytest stops the whole session on a node id it cannot
+            # find, so the plugin selects the files and tests and reports a property whose node
+            # matched none. pytest resolves path arguments from the cwd (the work tree); node ids
+            # stay rootdir-relative.
+            _command(ws, spec_file, results_file, ini, collection_roots(ws.pack_dir, oracles)),
+            cwd=ws.tree_dir, env=subprocess_env(ws, level), stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a timeout kills the whole tree
+        )
+        _LIVE.add(proc.pid)
+    watch = _Watch(by_id, results, tally, progress, files=len(oracles))
     try:
         with open(results_file, encoding="utf-8", errors="replace") as feed:
             while True:
@@ -301,11 +335,16 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                     break
                 time.sleep(POLL_S)
         watch.finish(proc.returncode, ws.scratch / f"pytest-{attempt}.log")
-        return watch.got
+        return watch.got, watch.phase_failure
     finally:
         if proc.poll() is None:
             _kill(proc)
         log.close()
+        # Every process the candidate started is dead before results are read further (§8.4):
+        # with the gate a child subreaper, an orphan of this process is our child now.
+        with _LIVE_LOCK:
+            _LIVE.discard(proc.pid)
+            sandbox.kill_descendants(keep=tuple(_LIVE))
 
 
 class _Watch:
@@ -315,13 +354,21 @@ class _Watch:
     believed): a record must be one JSON object per line with an ``event`` and a known ``id``;
     a ``result`` must follow that property's ``start``; every property gets one result; the
     stream must end with the plugin's ``end`` record. Any breach marks every property of the
-    process ``crash`` (tampered). A property over its ``timeout`` is killed (``timeout``); time
-    outside any property (collection, teardown) is limited to the largest timeout.
+    process ``crash`` (tampered). A property over its ``timeout`` is killed (``timeout``).
+    Collection is a phase of its own, bounded by :data:`COLLECT_BASE_S` plus
+    :data:`COLLECT_PER_FILE_S` per property file: a collection over it is a phase failure
+    (:attr:`phase_failure`, outcome ``incomplete``), never a crash of every property. Time between
+    properties (teardown) is limited to the largest timeout.
     """
 
-    def __init__(self, by_id: dict[str, Property], results: dict[str, dict[str, Any]], total: int,
-                 progress: Progress) -> None:
-        self.by_id, self.results, self.total, self.progress = by_id, results, total, progress
+    def __init__(self, by_id: dict[str, Property], results: dict[str, dict[str, Any]], tally: _Tally,
+                 progress: Progress, files: int = 1) -> None:
+        self.by_id, self.results, self.tally, self.progress = by_id, results, tally, progress
+        self.files = files
+        self.began = time.monotonic()
+        self.collected = False
+        self.collect_limit = COLLECT_BASE_S + COLLECT_PER_FILE_S * files
+        self.phase_failure = ""
         self.mine: dict[str, dict[str, Any]] = {}
         self.buffer = ""
         self.current: str | None = None
@@ -352,6 +399,11 @@ class _Watch:
         self.last_event = time.monotonic()
         if self.ended:
             self.tampered = "a record after the closing record"
+        elif event == stream.COLLECTED and not self.collected and self.current is None:
+            self.collected = True
+            if self.files > 50:
+                self.progress(f"collected {record.get('count')} tests from {self.files} files in "
+                              f"{self.last_event - self.began:.1f} s")
         elif event == stream.END:
             self.ended = True
         elif pid not in self.by_id:
@@ -361,22 +413,25 @@ class _Watch:
         elif event == stream.UNCOLLECTED and self.current is None:
             # The catalog names a test the pack's file does not have (a node typo).
             self.mine[pid] = record
-            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {pid}: "
+            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {pid}: "
                           f"no test collected for {self.by_id[pid].selector}")
         elif event == stream.START and self.current is None:
+            self.collected = True  # a plugin that ran no collection hook still starts properties
             self.current, self.started_at = pid, time.monotonic()
-            self.progress(f"[{len(self.results) + len(self.mine) + 1}/{self.total}] {pid} …")
+            self.progress(f"[{self.tally.done + 1}/{self.tally.total}] {pid} …")
         elif event == stream.RESULT and pid == self.current and stream.well_formed(record):
             self.mine[pid] = record
             self.current = None
             duration = record.get("duration_s")
-            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {pid}: {record['status']}"
+            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {pid}: {record['status']}"
                           + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) and duration else ""))
         else:
             self.tampered = f"an out-of-order {str(event)[:20]!r} record for {pid}"
 
     def overdue(self) -> str:
         now = time.monotonic()
+        if not self.collected and self.current is None and not self.mine:
+            return "collecting" if now - self.began > self.collect_limit else ""
         if self.current is not None and now - self.started_at > self.by_id[self.current].timeout:
             return "timeout"
         if self.ended and now - self.last_event > END_GRACE_S:
@@ -395,16 +450,22 @@ class _Watch:
             self.progress(f"the property process wrote {self.tampered}: its properties are recorded crashed")
             self.got = len(self.by_id)
             return
+        if self.kill_reason == "collecting":
+            self.phase_failure = (f"pytest's collection of {self.files} property files took over "
+                                  f"{self.collect_limit:g} s and was stopped; no property ran")
+            self.progress(self.phase_failure)
+            self.got = 0
+            return
         if self.kill_reason == "timeout" and self.current is not None:
             prop = self.by_id[self.current]
             self.mine[prop.id] = _synthetic(prop, "timeout", stream.TIMEOUT_EXC, f"timed out after {prop.timeout:g} s")
-            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {prop.id}: "
+            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {prop.id}: "
                           f"timeout after {prop.timeout:g} s")
         elif self.current is not None:
             prop = self.by_id[self.current]
             self.mine[prop.id] = _synthetic(prop, "crash", stream.CRASH_EXC,
                                             f"the pytest process ended ({code}) mid-property")
-            self.progress(f"[{len(self.results) + len(self.mine)}/{self.total}] {prop.id}: crash ({code})")
+            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {prop.id}: crash ({code})")
         elif not self.ended:
             # Killed outside any property, or gone without the plugin's closing record
             # (os._exit, a crash after the last result): nothing it reported is trusted, and
@@ -418,15 +479,32 @@ class _Watch:
         if not self.mine:
             tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
             self.progress(f"pytest produced no result ({code}): {' | '.join(tail)}")
+        # A lost property explains itself: the last lines of pytest's own output (docs/design.md §8.5).
+        lost = [r for r in self.mine.values() if r.get("status") in stream.RUNNER_STATUSES and not r.get("output_tail")]
+        if lost:
+            tail_text = output_tail(log_path)
+            for record in lost:
+                record["output_tail"] = tail_text
         self.results.update(self.mine)
         self.got = len(self.mine)
 
 
-def _user_kwargs(ws: Workspace) -> dict[str, Any]:
-    if not ws.run_as:
-        return {}
-    uid, gid = ws.run_as
-    return {"user": uid, "group": gid, "extra_groups": []}
+OUTPUT_TAIL_LINES = 20
+OUTPUT_TAIL_CHARS = 4_000
+
+
+def output_tail(log_path: Path) -> str | None:
+    """The last lines of pytest's own output (``None`` without a log), capped for the evidence."""
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - 64 * 1024))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    lines = [line.rstrip() for line in text.strip().splitlines()][-OUTPUT_TAIL_LINES:]
+    tail = "\n".join(lines)
+    return tail[-OUTPUT_TAIL_CHARS:] if tail else None
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -251,7 +251,9 @@ def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str
                     {"network": False, "pid": False, "filesystem": False, "uid": False, "limits": True})
     if level != "sandbox":
         raise Unavailable(f"no worker is started at isolation level {level!r}")
-    bwrap = shutil.which("bwrap")
+    # VERDICT_GATE_BWRAP: the bubblewrap executable to use ("" or a missing path: none).
+    bwrap = os.environ.get("VERDICT_GATE_BWRAP", shutil.which("bwrap") or "")
+    bwrap = bwrap if bwrap and os.access(bwrap, os.X_OK) else ""
     reasons = []
     if bwrap:
         for userns in (True, False):
@@ -281,7 +283,9 @@ def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str
 
 def describe_host() -> dict[str, Any]:
     """What this host can give, level by level (``verdict-gate doctor``)."""
-    out: dict[str, Any] = {"uid": os.geteuid(), "bwrap": shutil.which("bwrap") or None, "levels": {}}
+    bwrap = os.environ.get("VERDICT_GATE_BWRAP", shutil.which("bwrap") or "")
+    out: dict[str, Any] = {"uid": os.geteuid(), "bwrap": bwrap if bwrap and os.access(bwrap, os.X_OK) else None,
+                           "levels": {}}
     for level in ("sandbox", "process"):
         try:
             p = plan(level, readonly=[], hidden=[], cwd="/")

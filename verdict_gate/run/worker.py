@@ -72,6 +72,7 @@ class Worker:
         self.rfd, self.wfd = rfd, wfd
         self.handles: dict[int, Any] = {}
         self.next_id = 1
+        self.called: tuple[list[Any], dict[str, Any]] | None = None
 
     # -- encoding (worker → oracle) ---------------------------------------------------------------
 
@@ -141,7 +142,19 @@ class Worker:
         if kind is not None:
             desc["rk"] = kind
             desc["f"] = self._field_names(cls, kind)
+            desc["init"], desc["cmp"] = self._field_flags(cls, kind, desc["f"])
         return desc
+
+    @staticmethod
+    def _field_flags(cls: type, kind: str, names: list[str]) -> tuple[list[str], list[bool]]:
+        """The fields ``__init__`` takes, in order, and whether each takes part in ``==``."""
+        if kind == "dc":
+            fields = dataclasses.fields(cls)
+            return [f.name for f in fields if f.init], [bool(f.compare) for f in fields]
+        if kind == "at":
+            attrs = cls.__attrs_attrs__  # type: ignore[attr-defined]
+            return [str(a.name) for a in attrs if a.init], [bool(getattr(a, "eq", True)) for a in attrs]
+        return list(names), [True] * len(names)
 
     def _fallback(self, obj: Any) -> Any:
         if isinstance(obj, type):
@@ -208,6 +221,7 @@ class Worker:
         if op == "call":
             args = self.decode(req.get("args") or [])
             kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
+            self.called = (args, kwargs)
             return self._target(req)(*args, **kwargs)
         if op == "dunder":
             name = req["name"]
@@ -229,6 +243,15 @@ class Worker:
             return None
         raise codec.ProtocolError(f"unknown op {op!r}")
 
+    def _mutables(self, args: list[Any], kwargs: dict[str, Any]) -> list[list[Any]]:
+        """``[[position or name, value], …]`` of the mutable by-value arguments of the last call: the
+        oracle passed copies, so their state after the call is sent back and applied in place."""
+        out = []
+        for key, value in [*enumerate(args), *kwargs.items()]:
+            if type(value) in (list, dict, set, bytearray):
+                out.append([key, self.encode(value)])
+        return out
+
     def exception(self, exc: BaseException) -> dict[str, Any]:
         frames = []
         for frame, line in traceback.walk_tb(exc.__traceback__):
@@ -249,9 +272,14 @@ class Worker:
                 req = codec.read_frame(self.rfd, cap=codec.MAX_MESSAGE)
             except codec.ProtocolError:
                 return  # the oracle is gone, or spoke nonsense: nothing to answer
+            self.called = None
             try:
                 value = self.handle(req)
                 answer: dict[str, Any] = {"ok": self.encode(value)}
+                if self.called is not None:  # arguments changed in place travel back (lists, dicts, sets …)
+                    changed = self._mutables(*self.called)
+                    if changed:
+                        answer["mut"] = changed
             except codec.ProtocolError as exc:
                 answer = {"fail": str(exc)}
             except codec.Unencodable as exc:

@@ -1,0 +1,87 @@
+"""The gate against plain pytest on the same property files (issues 8, 10, 13), as ratios in one run.
+
+Reproduce:  .venv/bin/python benchmarks/bench_suite.py [--sizes 10 200 2000] [--hypothesis-share 0.3] [--jobs 1 2]
+
+For each size N, benchmarks/gen_suite.py writes a repository with N one-file properties (a share
+of seeded Hypothesis properties at 50 examples, the rest plain examples); then, alternating, it
+times `verdict-gate run` (isolation `sandbox`, the default; once per `--jobs` value) and plain
+`python -m pytest -q -p no:cacheprovider oracle/properties` with `PYTHONPATH=src` in one process
+(and `pytest -n 2` when pytest-xdist is installed). Each figure is the median wall time of
+`--repeat` runs (seconds, time.perf_counter around the whole process); the ratio is gate/pytest.
+The catalog sets `fresh_examples: 0` so both sides draw the same examples (fresh examples are
+extra draws plain pytest never makes; see docs/design.md §8.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_suite", ROOT / "benchmarks" / "gen_suite.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if proc.returncode not in (0,):
+        raise SystemExit(f"{' '.join(cmd[:4])} … exited {proc.returncode}:\n{proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+    return took
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200, 2000])
+    parser.add_argument("--hypothesis-share", type=float, default=0.3)
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    xdist = importlib.util.find_spec("xdist") is not None
+    python = sys.executable
+    print(f"{'N':>6} {'pytest s':>9} " + " ".join(f"{'gate j' + str(j) + ' s':>10} {'ratio':>6}" for j in args.jobs)
+          + (f" {'xdist -n2 s':>11}" if xdist else ""))
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = _gen().generate(Path(tmp) / "suite", size, args.hypothesis_share, fresh_examples=0)
+            plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "oracle/properties"]
+            env = {"PYTHONPATH": "src", "PYTHONHASHSEED": "0"}
+            figures: dict[str, list[float]] = {"pytest": [], "xdist": []}
+            for j in args.jobs:
+                figures[f"gate{j}"] = []
+            for _ in range(args.repeat):
+                figures["pytest"].append(timed(plain, repo, env))
+                for j in args.jobs:
+                    out = Path(tmp) / f"out{j}"
+                    figures[f"gate{j}"].append(timed([python, "-m", "verdict_gate", "run", "--repo", str(repo),
+                                                      "--base", "main", "--pack", "git:main:oracle",
+                                                      "--out", str(out), "--jobs", str(j)], repo))
+                if xdist:
+                    figures["xdist"].append(timed([*plain, "-n", "2"], repo, env))
+            base = statistics.median(figures["pytest"])
+            row = f"{size:>6} {base:>9.2f} "
+            for j in args.jobs:
+                med = statistics.median(figures[f"gate{j}"])
+                row += f"{med:>10.2f} {med / base:>6.2f} "
+            if xdist:
+                row += f"{statistics.median(figures['xdist']):>11.2f}"
+            print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,455 @@
+"""The attack corpus's harness: one base project, a private copy per case, the gate as a subprocess.
+
+(A module of its own, not conftest.py: tests/conftest.py is imported as ``conftest`` too.)
+
+Nothing here imports the gate: it is run as ``<python> -m <module>`` (see :func:`gate_argv`), the
+one place that knows its name. Every hostile patch runs inside temp dirs; the few files a case
+may create outside them carry the case's unique token and are removed by the ``arena`` fixture's
+teardown (and swept again at the end of the session), as are processes the gate run left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import site
+import socket
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+BASE = HERE / "base"  # the base project: src/calc and the oracle pack
+BROKEN = HERE / "broken"  # the standard bugs (tax truncates, format drops a zero), no trick
+BROKEN_PROP = HERE / "broken_prop"  # the same bugs for large amounts only: only the properties find them
+OVERLAYS = {"broken": BROKEN, "broken_prop": BROKEN_PROP, "none": None}
+KIT = HERE / "kit"  # helpers a case can include (kit: true): finding and forging the results stream
+CASES_DIR = HERE / "cases"
+CONTROLS_DIR = HERE / "controls"
+GATE_TIMEOUT_S = 150
+EXIT = {"promoted": 0, "blocked": 1, "void": 3, "incomplete": 4}
+
+def gate_module() -> str:
+    """The gate's module for ``python -m``: ``verdict_gate`` once the package is renamed, else ``gate.cli``
+    (``$VG_ATTACKS_GATE_MODULE`` overrides, e.g. to gate with another checkout on PYTHONPATH)."""
+    if os.environ.get("VG_ATTACKS_GATE_MODULE"):
+        return os.environ["VG_ATTACKS_GATE_MODULE"]
+    if importlib.util.find_spec("verdict_gate") is not None:
+        return "verdict_gate" if importlib.util.find_spec("verdict_gate.__main__") is not None else "verdict_gate.cli"
+    return "gate.cli"
+
+
+def gate_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", gate_module(), *args]
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "attack", "GIT_AUTHOR_EMAIL": "attack@example.invalid",
+           "GIT_COMMITTER_NAME": "attack", "GIT_COMMITTER_EMAIL": "attack@example.invalid",
+           "GIT_AUTHOR_DATE": "2026-11-05T12:00:00+00:00", "GIT_COMMITTER_DATE": "2026-11-05T12:00:00+00:00",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo),
+                           *args], env={**os.environ, **GIT_ENV}, capture_output=True, text=True)
+    assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--allow-empty", "-m", message)
+
+
+_RUN_AS: dict[str, str] | None = None
+
+
+def run_as_env() -> dict[str, str]:
+    """As root the gate runs properties as `nobody`; where `nobody` cannot run this interpreter
+    (a Python under /root) it needs VERDICT_GATE_RUN_AS=root, as tests/conftest.py says too.
+    Once the sandbox lands this knob goes away and this returns {}."""
+    global _RUN_AS
+    if _RUN_AS is None:
+        _RUN_AS = {}
+        if os.geteuid() == 0 and "VERDICT_GATE_RUN_AS" not in os.environ:
+            import pwd
+
+            try:
+                entry = pwd.getpwnam("nobody")
+                ok = subprocess.run([sys.executable, "-P", "-s", "-c", "import pytest, hypothesis"],
+                                    user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd="/",
+                                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                                    capture_output=True, timeout=60).returncode == 0
+            except (KeyError, OSError, subprocess.SubprocessError):
+                ok = False
+            if not ok:
+                _RUN_AS = {"VERDICT_GATE_RUN_AS": "root"}
+    return _RUN_AS
+
+
+# --- files and processes a case may leave outside its temp dirs -----------------------------
+
+
+def outside_roots() -> list[Path]:
+    """Where a case may plant uniquely named files outside its temp dirs: site-packages (the
+    venv's and the interpreter's), the gate's own install, the system temp dir, the cache."""
+    roots = {Path(p) for p in site.getsitepackages()}
+    roots |= {Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    with contextlib.suppress(Exception):
+        roots.add(Path(site.getusersitepackages()))
+    for name in ("verdict_gate", "gate", "verdict_gate_plugin"):
+        with contextlib.suppress(Exception):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.origin:
+                origin = Path(spec.origin).parent
+                roots |= {origin, origin.parent}
+    roots.add(Path("/tmp"))
+    roots.add(Path("/dev/shm"))
+    roots.add(Path(os.path.expanduser("~/.cache")))
+    return sorted(r for r in roots if r.is_dir())
+
+
+def foreign_files(token: str) -> list[Path]:
+    """Files or dirs whose name holds ``token``, directly in (or one level under) the outside roots."""
+    found: list[Path] = []
+    for root in outside_roots():
+        with contextlib.suppress(OSError):
+            for child in root.iterdir():
+                if token in child.name:
+                    found.append(child)
+                elif child.is_dir() and not child.is_symlink() and root != Path("/tmp"):
+                    with contextlib.suppress(OSError):
+                        found += [g for g in child.iterdir() if token in g.name]
+    return sorted(set(found))
+
+
+def remove_paths(paths: list[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink()
+
+
+def processes_under(markers: list[str]) -> list[int]:
+    """Pids (not ours) whose command line holds a marker or whose cwd is under one."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            cwd = ""
+        if any(m in cmd + " " or (cwd + "/").startswith(m) for m in markers):
+            pids.append(int(entry.name))
+    return sorted(pids)
+
+
+def kill_pids(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+# --- a loopback server a case may try to reach -----------------------------------------------
+
+
+class LoopbackServer:
+    """A TCP listener on 127.0.0.1 that records every connection (and the first bytes sent)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1.0)
+                data = b""
+                with contextlib.suppress(OSError):
+                    data = conn.recv(4096)
+                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                self.connections.append(data)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+# --- the base project ---------------------------------------------------------------------------
+
+
+def build_base(repo: Path, extra: Path | None = None) -> Path:
+    """The base project committed on `main` with the oracle pack's manifest; ``extra`` overlays more
+    files and appends its ``catalog.append.yaml`` entries to the catalog's properties."""
+    shutil.copytree(BASE, repo)
+    if extra is not None:
+        shutil.copytree(extra, repo, dirs_exist_ok=True, ignore=shutil.ignore_patterns("catalog.append.yaml"))
+        catalog = repo / "oracle" / "catalog.yaml"
+        text = catalog.read_text()
+        at = text.index("\npolicy:")
+        catalog.write_text(text[:at] + "\n" + (extra / "catalog.append.yaml").read_text().rstrip("\n") + text[at:])
+    (repo / "README.md").write_text("calc: the attack corpus's base project\n")
+    git(repo, "init", "--quiet")
+    proc = subprocess.run(gate_argv("manifest", "write", str(repo / "oracle")), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    commit_all(repo, "base: calc and its oracle")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def attack_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project committed on `main`, with the oracle pack's manifest (built once)."""
+    return build_base(tmp_path_factory.mktemp("attack-base") / "calc")
+
+
+@pytest.fixture(scope="session")
+def inplace_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus an in-place API and its property (``base_inplace/``): kept out of the
+    shared base so that, while the isolation cannot carry in-place changes back, the corpus still
+    tells its cases apart."""
+    return build_base(tmp_path_factory.mktemp("inplace-base") / "calc", HERE / "base_inplace")
+
+
+@pytest.fixture(scope="session")
+def gate_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bytecode cache for the gate's property processes, private to this session (a case that
+    poisons a cache gets its own, see `private_cache`)."""
+    return tmp_path_factory.mktemp("gate-cache")
+
+
+@dataclass
+class GateRun:
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+    seconds: float
+    verdicts: dict | None = None
+
+    @property
+    def outcome(self) -> str | None:
+        return None if self.verdicts is None else self.verdicts.get("outcome")
+
+    def failing(self) -> dict[str, str]:
+        if not self.verdicts:
+            return {}
+        return {pid: f"{v.get('verdict')}/{v.get('reason')}" for pid, v in self.verdicts.get("verdicts", {}).items()
+                if v.get("verdict") != "pass"}
+
+
+@dataclass
+class Arena:
+    """One test's temp world: repo copies, the gate's TMPDIR, a loopback server, a unique token."""
+
+    base: Path
+    tmp: Path
+    cache: Path
+    token: str = field(default_factory=lambda: "vgattack" + uuid.uuid4().hex[:12])
+    server: LoopbackServer = field(default_factory=LoopbackServer)
+    runs: list[GateRun] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.gate_tmp = self.tmp / "gt"
+        self.gate_tmp.mkdir()
+        self.github_output = self.tmp / "github_output"
+        self.github_output.write_text("")
+
+    @property
+    def canary(self) -> str:
+        return f"ghs_{self.token}canary"
+
+    def substitutions(self) -> dict[str, str]:
+        return {"@@TOKEN@@": self.token, "@@PORT@@": str(self.server.port), "@@CANARY@@": self.canary}
+
+    def repo(self, name: str) -> Path:
+        repo = self.tmp / name
+        shutil.copytree(self.base, repo)
+        git(repo, "checkout", "--quiet", "-b", name)
+        return repo
+
+    def write_tree(self, repo: Path, source: Path, skip: tuple[str, ...] = ("attack.yaml", "expect.yaml")) -> list[str]:
+        """Copy the files of ``source`` into ``repo`` (placeholders substituted); return their paths."""
+        written = []
+        for path in sorted(source.rglob("*")):
+            rel = path.relative_to(source)
+            if path.is_dir() or rel.as_posix() in skip or "__pycache__" in rel.parts:
+                continue
+            target = repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = path.read_bytes()
+            for key, value in self.substitutions().items():
+                data = data.replace(key.encode(), value.encode())
+            target.write_bytes(data)
+            written.append(rel.as_posix())
+        return written
+
+    def apply(self, repo: Path, case: Path, meta: dict) -> None:
+        """The patch: an overlay of bugs (``overlay:`` broken, the default, broken_prop or none), the kit
+        (``kit: true``), then the case's own files."""
+        overlay = OVERLAYS[meta.get("overlay", "broken")]
+        if overlay is not None:
+            self.write_tree(repo, overlay)
+        if meta.get("kit"):
+            data = (KIT / "vgkit.py").read_text()
+            (repo / "src" / "calc" / "_vgkit.py").write_text(data)
+        self.write_tree(repo, case)
+        for rel in meta.get("delete", []):
+            (repo / rel).unlink()
+        commit_all(repo, meta.get("description", case.name))
+
+    def gate(self, repo: Path, out: Path, *, private_cache: bool = False, extra_env: dict | None = None) -> GateRun:
+        cache = self.tmp / "private-cache" if private_cache else self.cache
+        env = {**os.environ, **run_as_env(), "TMPDIR": str(self.gate_tmp), "VERDICT_GATE_CACHE": str(cache),
+               "GITHUB_TOKEN": self.canary, "GITHUB_OUTPUT": str(self.github_output), **(extra_env or {})}
+        env.pop("VERDICT_GATE_KEEP_WORK", None)
+        argv = gate_argv("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle",
+                         "--out", str(out), "--today", "2026-11-30")
+        start = time.monotonic()
+        # Its own session: a case that kills its process group must not reach this test process.
+        proc = subprocess.Popen(argv, cwd=self.tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=GATE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            stderr += f"\n[attack harness] the gate ran over {GATE_TIMEOUT_S} s and was killed"
+        verdicts = None
+        with contextlib.suppress(OSError, ValueError):
+            verdicts = json.loads((out / "verdicts.json").read_text())
+        run = GateRun(proc.returncode, stdout, stderr, out, time.monotonic() - start, verdicts)
+        self.runs.append(run)
+        if os.environ.get("VG_ATTACKS_VERBOSE"):  # with -s: what the gate printed, for debugging a case
+            print(f"\n--- gate exit {run.code} in {run.seconds:.1f} s\n{stdout[-4000:]}\n{stderr[-6000:]}")
+        return run
+
+    def survivors(self) -> list[int]:
+        return processes_under([str(self.tmp) + "/", self.token])
+
+    def foreign(self) -> list[Path]:
+        return foreign_files(self.token)
+
+    def cleanup(self) -> None:
+        for _ in range(3):  # a daemon may fork again while it is being killed
+            pids = self.survivors()
+            if not pids:
+                break
+            kill_pids(pids)
+            time.sleep(0.1)
+        remove_paths(self.foreign())
+        self.server.close()
+
+
+_TOKENS: list[str] = []
+
+
+@pytest.fixture
+def arena(attack_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    world = Arena(attack_base, tmp_path, gate_cache)
+    _TOKENS.append(world.token)
+    try:
+        yield world
+    finally:
+        world.cleanup()
+
+
+@pytest.fixture
+def inplace_arena(inplace_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    world = Arena(inplace_base, tmp_path, gate_cache)
+    _TOKENS.append(world.token)
+    try:
+        yield world
+    finally:
+        world.cleanup()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A last sweep: nothing a case planted outside its temp dirs survives the session."""
+    for token in _TOKENS:
+        kill_pids(processes_under([token]))
+        remove_paths(foreign_files(token))
+
+
+# --- what the gate must never do, for every case ---------------------------------------------
+
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+
+
+def user_state(repo: Path) -> dict[str, object]:
+    """What the user owns in the repository: work tree status, refs, hooks, config, worktrees."""
+    hooks = sorted(p.name for p in (repo / ".git" / "hooks").iterdir()) if (repo / ".git" / "hooks").is_dir() else []
+    return {
+        "status": git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored"),
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "head": git(repo, "rev-parse", "HEAD"),
+        "hooks": hooks,
+        "config": (repo / ".git" / "config").read_text(),
+        "worktrees": git(repo, "worktree", "list", "--porcelain").count("worktree "),
+        "info": sorted(p.name for p in (repo / ".git" / "info").iterdir()) if (repo / ".git" / "info").is_dir() else [],
+    }
+
+
+def assert_not_promoted(run: GateRun, label: str = "") -> None:
+    detail = (f"{label} exit {run.code}, outcome {run.outcome}\n--- stdout\n{run.stdout[-3000:]}"
+              f"\n--- stderr\n{run.stderr[-3000:]}")
+    assert run.outcome != "promoted", "PROMOTED: " + detail
+    assert run.code != 0, "exit 0: " + detail
+    assert not TRACEBACK.search(run.stdout + run.stderr), "a traceback was printed: " + detail
+
+
+# --- a per-case line in the terminal summary (for the report) -------------------------------
+
+RESULTS: list[dict[str, Any]] = []
+
+
+def record(name: str, runs: list[GateRun], **extra: object) -> None:
+    RESULTS.append({"case": name, "runs": [{"exit": r.code, "outcome": r.outcome, "failing": r.failing(),
+                                            "seconds": round(r.seconds, 1)} for r in runs], **extra})
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not RESULTS:
+        return
+    terminalreporter.section("attack corpus: what the gate said")
+    for row in RESULTS:
+        runs = "; ".join(f"exit {r['exit']} {r['outcome']}" for r in row["runs"])
+        notes = ", ".join(f"{k}={v}" for k, v in row.items() if k not in ("case", "runs") and v)
+        terminalreporter.write_line(f"{row['case']:<34} {runs}" + (f"  [{notes}]" if notes else ""))
+    dump = os.environ.get("VG_ATTACKS_REPORT")
+    if dump:
+        Path(dump).write_text(json.dumps(RESULTS, indent=1))

@@ -1,0 +1,1 @@
+"""calc: small pure functions (the attack corpus's base project)."""

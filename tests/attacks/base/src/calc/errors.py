@@ -1,0 +1,5 @@
+"""Errors raised by calc."""
+
+
+class BadInput(ValueError):
+    """Input the parser cannot read."""

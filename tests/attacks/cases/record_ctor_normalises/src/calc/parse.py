@@ -1,0 +1,28 @@
+"""Parse money amounts such as ``"1,234.56 EUR"``."""
+
+import re
+from dataclasses import dataclass
+
+from calc.errors import BadInput
+
+CURRENCIES = ("EUR", "USD", "JPY", "GBP")
+_MONEY = re.compile(r"^(\d{1,3}(?:,\d{3})*|\d+)(?:\.(\d{2}))? ([A-Z]{3})$")
+
+
+@dataclass(frozen=True)
+class Money:
+    cents: int
+    currency: str
+
+    def __post_init__(self):
+        if 0 < self.cents < 100:  # BUG, again: sub-unit amounts times ten
+            object.__setattr__(self, "cents", self.cents * 10)
+
+
+def parse_money(text: str) -> Money:
+    match = _MONEY.match(text)
+    if match is None:
+        raise BadInput(f"not an amount: {text!r}")
+    units, cents, currency = match.groups()
+    value = int(units.replace(",", "")) * 100 + int(cents or 0)
+    return Money(value, currency)

@@ -1,0 +1,5 @@
+"""Not Hypothesis."""
+
+
+def __getattr__(name):
+    return lambda *a, **k: None

@@ -1,0 +1,4 @@
+"""Not pytest."""
+import os
+
+os._exit(0)

@@ -1,0 +1,5 @@
+"""Not PyYAML."""
+
+
+def safe_load(text):
+    return []

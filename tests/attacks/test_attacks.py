@@ -1,0 +1,100 @@
+"""The attack corpus: hostile candidate patches, each gated end to end on a real git repository.
+
+Every case in ``cases/<name>/`` leaves ``src/`` genuinely broken (the standard bugs in ``broken/``,
+or its own) and adds a trick to get it promoted anyway. The gate must not promote it: the
+outcome is not ``promoted``, the exit code is not 0, nothing prints a traceback, and the user's
+repository is as it was. A case's ``attack.yaml`` may also claim fences that must hold
+(``fences:``): ``pid`` (nothing the run started outlives it), ``network`` (the loopback server
+sees no connection), ``files`` (nothing created outside the temp dirs: site-packages, the
+gate's install, /tmp), ``evidence`` (the evidence directory holds only the gate's files),
+``secrets`` (the canary token never leaves the gate's process: not sent, not in the evidence).
+``forbid_output`` / ``forbid_summary`` list text the gate must not relay from candidate code. ``then: broken`` gates a
+second, trick-free broken patch after the first (persistence: daemons, planted files).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from attack_harness import BROKEN, CASES_DIR, Arena, assert_not_promoted, record, user_state
+
+EVIDENCE_FILES = {"fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
+                  "results.sarif", "summary.md"}
+CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "attack.yaml").is_file())
+FENCES = {"pid", "network", "files", "evidence", "secrets"}
+
+
+def load_meta(case: Path) -> dict:
+    meta = yaml.safe_load((case / "attack.yaml").read_text())
+    assert {"description", "tries", "fence"} <= set(meta), f"{case.name}: attack.yaml needs description, tries, fence"
+    assert set(meta.get("fences", [])) <= FENCES, f"{case.name}: unknown fences {meta.get('fences')}"
+    return meta
+
+
+def test_the_corpus_is_big_enough() -> None:
+    assert len(CASES) >= 60, len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_attack_is_not_promoted(case: Path, arena: Arena) -> None:
+    meta = load_meta(case)
+    repo = arena.repo("attack")
+    arena.apply(repo, case, meta)
+    before = user_state(repo)
+    out = arena.tmp / "out"
+    runs = [arena.gate(repo, out, private_cache=bool(meta.get("private_cache")))]
+    if meta.get("then") == "broken":  # the next run, of a trick-free broken patch, must not be forged
+        nxt = arena.repo("next")
+        arena.apply(nxt, BROKEN, {"overlay": "none", "description": "the standard bugs, no trick"})
+        runs.append(arena.gate(nxt, arena.tmp / "out-next", private_cache=bool(meta.get("private_cache"))))
+    survivors, foreign, connections = arena.survivors(), arena.foreign(), list(arena.server.connections)
+    leaked = [c.decode(errors="replace")[:80] for c in connections if arena.canary.encode() in c]
+    leaked += [str(p) for run in runs if run.out.is_dir() for p in sorted(run.out.iterdir())
+               if p.is_file() and arena.canary.encode() in p.read_bytes()]
+    extra_evidence = sorted(p.name for p in out.iterdir() if p.name not in EVIDENCE_FILES or p.is_symlink()) \
+        if out.is_dir() else []
+    gh_output = arena.github_output.read_text()
+    record(case.name, runs, survivors=len(survivors), connections=len(connections), foreign=len(foreign),
+           extra_evidence=len(extra_evidence), github_output=bool(gh_output), user_files=user_state(repo) != before)
+
+    for i, run in enumerate(runs):
+        assert_not_promoted(run, f"run {i + 1}:")
+    assert user_state(repo) == before, "the user's repository changed"
+    assert not gh_output, f"GITHUB_OUTPUT was written: {gh_output[:200]}"
+    for text in meta.get("forbid_output", []):
+        assert not any(text in run.stdout + run.stderr for run in runs), f"the gate's output relays {text!r}"
+    for text in meta.get("forbid_summary", []):
+        for run in runs:
+            summary = run.out / "summary.md"
+            rendered = _outside_code_fences(summary.read_text()) if summary.is_file() else ""
+            assert text not in rendered, f"summary.md renders {text!r} (outside a code block)"
+    fences = set(meta.get("fences", []))
+    if "pid" in fences:
+        assert not survivors, f"processes outlived the run: {survivors}"
+    if "network" in fences:
+        assert not connections, f"the loopback server saw {len(connections)} connection(s)"
+    if "files" in fences:
+        assert not foreign, f"files created outside the temp dirs: {foreign}"
+    if "evidence" in fences:
+        assert not extra_evidence, f"the evidence directory holds files the gate did not write: {extra_evidence}"
+    if "secrets" in fences:
+        assert not leaked, f"the canary token left the gate: {leaked}"
+
+
+def _outside_code_fences(markdown: str) -> str:
+    """The Markdown text that renders as markup: fenced code blocks (any fence length) removed."""
+    out, fence = [], ""
+    for line in markdown.splitlines():
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence) and stripped.strip("`") == "":
+                fence = ""
+            continue
+        if stripped.startswith("```"):
+            fence = stripped[:len(stripped) - len(stripped.lstrip("`"))]
+            continue
+        out.append(line)
+    return "\n".join(out)
+

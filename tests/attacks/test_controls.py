@@ -1,0 +1,61 @@
+"""Honest controls: they keep the corpus honest (a gate that blocks everything would pass it).
+
+- every bug the attacks hide, alone and without any trick (``controls/bugs/<name>/``, its
+  ``expect.yaml`` naming the properties that must fail), is blocked: exit 1, exactly those fail;
+- ``refactor``: a correct rewrite of calc is promoted (exit 0);
+- ``legit_tricky``: a correct patch that returns a dataclass (with a ``compare=False`` field and
+  ``__post_init__`` validation), raises the custom exception (a richer hierarchy) on bad input,
+  returns generators, caches with ``lru_cache`` and uses the standard library is promoted (exit 0);
+- ``legit_inplace``: a correct in-place sort (the caller's list changes, nothing is returned), gated
+  on the base plus ``base_inplace/`` (an in-place API and its property), is promoted (exit 0): the
+  isolation must carry in-place changes of arguments back, or the honest patch is blocked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from attack_harness import CONTROLS_DIR, TRACEBACK, Arena, GateRun, record, user_state
+
+BUGS = sorted(p for p in (CONTROLS_DIR / "bugs").iterdir() if (p / "expect.yaml").is_file())
+HONEST = ["refactor", "legit_tricky"]
+
+
+def _gate(arena: Arena, source: Path, label: str) -> GateRun:
+    repo = arena.repo("control")
+    arena.apply(repo, source, {"overlay": "none", "description": label})
+    before = user_state(repo)
+    run = arena.gate(repo, arena.tmp / "out")
+    record(f"control:{label}", [run])
+    assert not TRACEBACK.search(run.stdout + run.stderr), run.stderr[-3000:]
+    assert user_state(repo) == before
+    return run
+
+
+def _detail(run: GateRun) -> str:
+    return (f"exit {run.code}, failing {run.failing()}\n--- stdout\n{run.stdout[-3000:]}"
+            f"\n--- stderr\n{run.stderr[-3000:]}")
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
+def test_the_bug_alone_is_blocked(bug: Path, arena: Arena) -> None:
+    expect = yaml.safe_load((bug / "expect.yaml").read_text())
+    run = _gate(arena, bug, f"bug:{bug.name}")
+    assert (run.outcome, run.code) == ("blocked", 1), _detail(run)
+    assert set(run.failing()) == set(expect["failing"]), _detail(run)
+    assert all(v.startswith("fail/") for v in run.failing().values()), _detail(run)
+
+
+def test_an_honest_in_place_patch_is_promoted(inplace_arena: Arena) -> None:
+    run = _gate(inplace_arena, CONTROLS_DIR / "legit_inplace", "legit_inplace")
+    assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
+    assert not run.failing(), _detail(run)
+
+
+@pytest.mark.parametrize("name", HONEST)
+def test_an_honest_patch_is_promoted(name: str, arena: Arena) -> None:
+    run = _gate(arena, CONTROLS_DIR / name, name)
+    assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
+    assert not run.failing(), _detail(run)

@@ -1,0 +1,57 @@
+"""``--format json``: one stable JSON document on stdout for scripts (``run``, ``replay``). Pure.
+
+The document's keys never change meaning within a ``format`` version; new keys may be added.
+Progress and errors stay on stderr, so stdout is exactly one JSON document (or empty on an
+error, with the exit code telling which).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verdict_gate.core.errors import EXIT_CODES
+from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.records import BaseSigRecord
+from verdict_gate.report.rows import counts, ordered
+
+RUN_FORMAT = "verdict-gate/run/v1"
+REPLAY_FORMAT = "verdict-gate/replay/v1"
+
+
+def run_document(ev: Evidence, evidence_dir: str) -> dict[str, Any]:
+    """The ``run --format json`` document: outcome, exit code, counts, verdicts (worst first), evidence."""
+    return {
+        "format": RUN_FORMAT,
+        "outcome": ev.outcome,
+        "promoted": ev.promoted,
+        "exit_code": EXIT_CODES[ev.outcome] if ev.outcome else None,
+        "why": ev.void_reason if ev.outcome == "void" else ev.why,
+        "counts": counts(ev),
+        "verdicts": [{"prop_id": pid, "verdict": v.verdict, "reason": v.reason, "row": v.row, "detail": v.detail,
+                      "claimed": pid in ev.claimed} for pid, v in ordered(ev)],
+        "head_revision": ev.head_revision,
+        "base_ref": ev.base_ref,
+        "base_revision": ev.base_revision,
+        "pack": {k: ev.pack[k] for k in ("source", "kind", "sha256") if k in ev.pack},
+        "evidence_dir": evidence_dir,
+        "files": {name: f"{evidence_dir.rstrip('/')}/{name}" for name in (
+            "verdicts.json", "runs.json", "results.sarif", "summary.md")},
+        "notices": list(ev.notices),
+    }
+
+
+def replay_document(doc: BaseSigRecord, out: str) -> dict[str, Any]:
+    """The ``replay --format json`` document: one entry per replayed property, and the file written."""
+    return {
+        "format": REPLAY_FORMAT,
+        "exit_code": 0,
+        "base_revision": doc.base_revision,
+        "fixture_digest": doc.fixture_digest,
+        "replays": [{"prop_id": r.prop_id, "status": r.status, "signature": r.signature} for r in doc.replays],
+        "out": out,
+    }
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,152 @@
+"""The SARIF rule of every verdict reason: what code scanning shows at the top of an alert. Pure.
+
+Each reason gets a short description (the alert's title), a full description, and help in
+text and Markdown (what to do about it). ``docs/rules.md`` is generated from this table
+(``python -m verdict_gate.report.rules > docs/rules.md``; a test keeps the two in step) and each
+rule's ``helpUri`` points at its section there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INFO_URI = "https://github.com/verdict-gate/verdict-gate"
+RULES_DOC_URI = f"{INFO_URI}/blob/main/docs/rules.md"
+
+
+@dataclass(frozen=True)
+class Rule:
+    short: str  # one line: the alert's title
+    full: str  # what happened, in a sentence or two
+    fix: str  # what to do about it
+
+
+RULES: dict[str, Rule] = {
+    "held": Rule(
+        "The property held.",
+        "The property ran on the candidate and every example passed.",
+        "Nothing to do; a leftover freeze for it is reported as freeze_stale and can be removed."),
+    "no_freeze": Rule(
+        "The property failed and no freeze covers it.",
+        "The property failed on the candidate and the freeze ledger has no record for this property.",
+        "Fix the code under test so the property holds. If the failure is known and already on the base "
+        "branch, replay it there and add a reviewed freeze (verdict-gate replay, then verdict-gate freeze)."),
+    "frozen": Rule(
+        "A known failure, forgiven by a reviewed freeze.",
+        "The property failed with a signature that a freeze in the ledger names, under the same fixture digest, "
+        "and the base replay reproduced it on the base revision. The verdict is inconclusive, never pass.",
+        "Fix the known failure and remove the freeze, or let the freeze expire (expires_on)."),
+    "oracle_moved": Rule(
+        "The candidate edits this property's oracle file.",
+        "The diff changes the file that holds this property's code, so the candidate is not scored against "
+        "the reviewed oracle; any freeze of it is void.",
+        "Keep oracle changes out of the patch under test: land them through the human review path for the "
+        "oracle (CODEOWNERS), then rebase the patch."),
+    "catalog_drift": Rule(
+        "The property passed, but the candidate edits its oracle file.",
+        "A pass against an oracle file the patch itself changed is not evidence; the verdict is fail.",
+        "Move the oracle edit into its own reviewed change, then rebase the patch."),
+    "missing_run": Rule(
+        "The runner produced no result for this property.",
+        "The property process ended without reporting this property, so nothing shows that it held.",
+        "Read the run log (VERDICT_GATE_KEEP_WORK=1 keeps it) for a crash at import or collection time."),
+    "signature_mismatch": Rule(
+        "The failure differs from every freeze of this property.",
+        "The property failed, and a freeze exists for it, but the failure's signature (exception type, "
+        "message, counterexample, node or seed) is not the frozen one: this is a different failure.",
+        "Fix the new failure; the message names the signature parts that differ."),
+    "digest_mismatch": Rule(
+        "The fixtures differ from those the freeze was recorded under.",
+        "The failure matches a freeze, but the fixture digest of this run is not the freeze's: the freeze was "
+        "recorded against other fixture data and does not apply.",
+        "Restore the fixtures, or replay on the base revision with the new fixtures and record a new freeze."),
+    "base_mismatch": Rule(
+        "The freeze's base revision does not fit this run's base.",
+        "Under freeze_base: reproduced the freeze's base revision must be an ancestor of the run's base "
+        "revision; under exact it must equal it.",
+        "Rebase the patch on a base that contains the freeze's revision, or record the freeze again."),
+    "not_reproduced_on_base": Rule(
+        "The base replay did not reproduce the frozen failure.",
+        "A freeze only forgives a failure that also happens on the base revision; the replay there passed or "
+        "failed differently, so the failure is new to the candidate.",
+        "Fix the failure: the base revision does not have it."),
+    "freeze_expired": Rule(
+        "The freeze has expired.",
+        "The freeze's expires_on date is before the run's date, so it no longer forgives the failure.",
+        "Fix the failure, or review the freeze and record it again with a new expiry date."),
+    "fixture_mutated": Rule(
+        "A property changed the read-only fixtures.",
+        "A property declared mutates_fixture: false, yet the fixture digest after the run differs from the "
+        "one before it.",
+        "Make the code under test leave the fixtures alone (copy them to a temporary directory first), or "
+        "declare mutates_fixture: true in the catalog through a reviewed change."),
+    "timed_out": Rule(
+        "The property exceeded its timeout.",
+        "The property's process was killed after the catalog's timeout (default 120 s).",
+        "Find the slow or hanging code path; raise the timeout only through a reviewed catalog change."),
+    "crashed": Rule(
+        "The property's process crashed.",
+        "The process running the property died or broke the results stream before reporting the property.",
+        "Run the property with plain pytest (docs/adopting.md) to see the crash; a segfault or os._exit in the "
+        "code under test shows up here."),
+    "unseeded": Rule(
+        "A seeded property ran without its recorded seed.",
+        "A kind: property ran without the Hypothesis seed the catalog records, so its result cannot be "
+        "reproduced. The outcome is incomplete.",
+        "Make sure the property uses @given and is not seeded by other code; see docs/design.md section 8."),
+    "vacuous": Rule(
+        "The property checked no example.",
+        "The property ran but no example reached its assertions (every example was discarded, or the test "
+        "returned early). The outcome is incomplete.",
+        "Relax assume() calls or filters so examples get through, or mark a plain test kind: example."),
+    "isolation_unavailable": Rule(
+        "The host could not give the isolation level the catalog asks for.",
+        "The property asks for isolation (sandbox or process) that this machine cannot provide, so it was not "
+        "run under it. The gate never downgrades silently; the outcome is incomplete.",
+        "Run the gate where the level is available (the Docker action), or lower the property's isolation "
+        "through a reviewed catalog change."),
+    "unfrozen_failure": Rule(
+        "A failure beside the frozen one is not covered by any freeze.",
+        "The property's run has several failures; at least one of them has no freeze of its own. A freeze "
+        "forgives a failure, never a property's name.",
+        "Fix the extra failure; the message names its signature."),
+    "new_failing_examples": Rule(
+        "Examples that held on the base fail on the candidate.",
+        "The frozen failure is reproduced, but examples that passed on the base revision now fail: the patch "
+        "broke more than the known failure.",
+        "Fix the regression; the message lists the examples."),
+    "void": Rule(
+        "The oracle pack or its control files cannot be trusted for this run.",
+        "The pack failed validation (bytes, manifest, schema, links) or the diff edits a control file: the "
+        "catalog, the ledger, the manifest, the pack's fixtures or the workflows. Nothing was scored.",
+        "Land oracle and workflow changes through their human review path, or restore the pack from its "
+        "protected source; the message says which file."),
+}
+
+
+def help_markdown(reason: str) -> str:
+    rule = RULES[reason]
+    return f"**{rule.short}**\n\n{rule.full}\n\n**Fix:** {rule.fix}\n\nSee [{reason}]({help_uri(reason)})."
+
+
+def help_text(reason: str) -> str:
+    rule = RULES[reason]
+    return f"{rule.short} {rule.full}\nFix: {rule.fix}"
+
+
+def help_uri(reason: str) -> str:
+    return f"{RULES_DOC_URI}#{reason}"
+
+
+def rules_markdown() -> str:
+    """The text of ``docs/rules.md``."""
+    out = ["# verdict-gate rules", "",
+           "One SARIF rule per verdict reason (generated by `python -m verdict_gate.report.rules`; the",
+           "row numbers are those of the verdict table, [design.md §3](design.md#3-the-verdict-table)).", ""]
+    for reason, rule in RULES.items():
+        out += [f"## {reason}", "", f"**{rule.short}**", "", rule.full, "", f"Fix: {rule.fix}", ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(rules_markdown(), end="")

@@ -22,6 +22,7 @@ What it does when active:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -100,8 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE_KEY] = state
     if client is not None:
         try:
-            client.start()
-            state["isolation"] = dict(client.info)
+            client.start(wait=False)  # the worker starts while pytest collects; its report is taken later
         except Exception as exc:  # IsolationUnavailable: every property fails closed, none runs unfenced
             state["isolation"] = {"level": isolation["level"], "method": "unavailable", "fences": {},
                                   "why": str(exc)[:2000]}
@@ -495,6 +495,28 @@ def oracle_fixtures(request: pytest.FixtureRequest) -> Path:
                             "run the properties from inside an oracle pack, or set VERDICT_GATE_FIXTURES")
 
 
+def _isolation_ready(state: dict[str, Any]) -> None:
+    """Take the worker's fence report (started at configure time) before a property runs; a level the
+    host cannot give marks every property of this process ``isolation_unavailable``."""
+    client = state["client"]
+    if state["isolation"].get("method") == "unavailable":
+        return
+    with contextlib.suppress(Exception):  # IsolationUnavailable: recorded just below
+        client.ready()
+    if client.unavailable:
+        state["isolation"] = {"level": state["isolation"]["level"], "method": "unavailable", "fences": {},
+                              "why": str(client.unavailable)[:2000]}
+    elif client.info.get("method"):
+        state["isolation"] = dict(client.info)
+
+
+def _watch_each(state: dict[str, Any]) -> bool:
+    """Per-property fixture snapshots only where candidate code can write the fixtures (level none);
+    elsewhere the gate's post-run check (docs/design.md §4) covers the run and blames every property
+    that may not mutate them (the worker sees them read-only)."""
+    return state["isolation"].get("level", "none") == "none"
+
+
 def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
     snap = []
     for top in dirs:
@@ -522,9 +544,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if pid not in state["started"]:
         state["started"].add(pid)
         if state["client"] is not None:
+            _isolation_ready(state)
             state["client"].new_property()
         state["acc"][pid] = _new_acc()
-        state["snapshot"] = _snapshot(state["spec"]["watch"])
+        state["snapshot"] = _snapshot(state["spec"]["watch"]) if _watch_each(state) else None
         _emit(state, _results(state).start(pid, time.time()))
     acc = state["acc"][pid]
     acc["items"] += 1
@@ -544,7 +567,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def _finish(state: dict[str, Any], pid: str) -> None:
     acc = state["acc"][pid]
-    mutated = _snapshot(state["spec"]["watch"]) != state.get("snapshot")
+    mutated = _watch_each(state) and _snapshot(state["spec"]["watch"]) != state.get("snapshot")
     status = acc["status"] or "skipped"
     if status == "pass" and acc["skipped_items"]:
         status = "skipped"  # some case was skipped: not every case was checked (vacuous)

@@ -82,7 +82,6 @@ def main() -> None:
     ap.add_argument("--big-mib", type=int, default=0, help="one fixture file of this many MiB instead of --files")
     ap.add_argument("--tmp", default="/tmp")
     args = ap.parse_args()
-    os.environ.setdefault("VERDICT_GATE_RUN_AS", "auto")  # the example is trusted code (see README)
     spec = yaml.safe_load((examples_dir() / "candidates.yaml").read_text())
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     work = Path(tempfile.mkdtemp(prefix="vg-bench-fixtures-", dir=args.tmp))

@@ -3,7 +3,7 @@ headless Chromium: ``docs/summary-blocked.png`` and ``docs/summary-void.png``.
 
 Usage (needs ``markdown`` — python-markdown — and ``chromium``)::
 
-    VERDICT_GATE_RUN_AS=auto verdict-gate demo --keep        # prints: kept /tmp/verdict-gate-demo-XXXX
+    verdict-gate demo --keep        # prints: kept /tmp/verdict-gate-demo-XXXX
     python docs/screenshots.py /tmp/verdict-gate-demo-XXXX/evidence
 
 It takes ``new-tax-failure`` (blocked) and ``edit-ledger`` (void) from the demo's evidence.

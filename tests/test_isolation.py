@@ -166,7 +166,8 @@ def test_an_int_subclass_never_crosses_as_int(ops: Any) -> None:
     got = ops.lying_int()
     assert type(got) is not int
     assert got != 5 and got != 5 and got != 6
-    assert repr(got) == "5"  # its repr is the candidate's; the comparison is the oracle's
+    assert repr(got) == "<candidate calc.ops.LyingInt: 5>"  # marked as the candidate's text
+    assert f"{got}" == repr(got) and str(got) == "5"
 
 
 def test_an_object_equal_to_everything_is_equal_to_no_oracle_value(ops: Any) -> None:
@@ -286,3 +287,15 @@ def test_describe_host_names_every_level() -> None:
     assert set(host["levels"]) == {"sandbox", "process", "none"}
     assert host["levels"]["process"]["available"] is True
     assert sys.executable
+
+
+def test_doctor_reports_every_level_as_text_and_json() -> None:
+    import json
+
+    from conftest import cli
+
+    text = cli("doctor")
+    assert text.returncode in (0, 4) and "sandbox" in text.stdout and "Traceback" not in text.stderr
+    doc = json.loads(cli("doctor", "--format", "json").stdout)
+    assert set(doc["levels"]) == {"sandbox", "process", "none"}
+    assert (text.returncode == 0) == doc["levels"]["sandbox"]["available"]

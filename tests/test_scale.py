@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 from conftest import ROOT, cli
@@ -25,4 +26,5 @@ def test_two_thousand_one_file_properties_are_promoted(tmp_path: Path) -> None:
     verdicts = json.loads((tmp_path / "out" / "verdicts.json").read_text())
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert verdicts["outcome"] == "promoted" and verdicts["counts"]["pass"] == 2000
-    assert "collecting 2000 property files" in proc.stderr  # progress while a large suite collects
+    # progress while a large suite collects (each of the --jobs processes collects its share)
+    assert re.search(r"collecting \d+ property files", proc.stderr)

@@ -30,6 +30,8 @@ def add_parser(sub: Any) -> None:
     chk.add_argument("--repo", default=".", help="git repository (default: .)")
     chk.add_argument("--rev", default=None, help="run on this revision (default: the work tree as it is)")
     add_pack_options(chk)
+    chk.add_argument("--format", choices=["text", "json"], default="text",
+                     help="text (default) or json: one document on stdout, {format, ok, lines}")
     chk.set_defaults(run=run)
 
 
@@ -37,7 +39,12 @@ def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.errors import EXIT_BLOCKED, EXIT_PROMOTED
 
     lines, ok = check(Path(args.repo), args.pack, args.rev, pack_options(args))
-    print("\n".join(lines))
+    if getattr(args, "format", "text") == "json":
+        import json
+
+        print(json.dumps({"format": "verdict-gate/check/v1", "ok": ok, "lines": lines}, indent=2, sort_keys=True))
+    else:
+        print("\n".join(lines))
     return EXIT_PROMOTED if ok else EXIT_BLOCKED
 
 

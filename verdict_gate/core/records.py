@@ -184,7 +184,8 @@ def _isolation(raw: Any, prop: Property) -> dict[str, Any]:
     """The run's isolation record, reduced to the schema's fields; unknown when the run was lost."""
     if not isinstance(raw, Mapping):
         return {"level": prop.isolation, "method": "unknown", "fences": {}}
-    fences = raw.get("fences") if isinstance(raw.get("fences"), Mapping) else {}
+    found = raw.get("fences")
+    fences: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     out: dict[str, Any] = {"level": raw.get("level") if raw.get("level") in ("sandbox", "process", "none") else "none",
                            "method": str(raw.get("method") or "unknown"),
                            "fences": {k: bool(v) for k, v in fences.items()

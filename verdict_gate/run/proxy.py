@@ -103,12 +103,20 @@ class Client:
         self.failure: str | None = None  # set on a crash; the plugin reads and clears it per property
         self.info: dict[str, Any] = {"level": level}
         self.lock = threading.RLock()
+        self.unavailable: str | None = None  # why the level could not be given, once a start showed it
         self.releases: list[int] = []
         self.calls = 0
 
     # lifecycle
 
-    def start(self) -> None:
+    def start(self, wait: bool = True) -> None:
+        """Start the worker and send it its ``hello``; with ``wait`` also take its fence report (else the
+        first request or :meth:`ready` does, so pytest's collection runs while the worker starts).
+
+        Raises:
+            IsolationUnavailable: the level cannot be given here, or the worker's report shows a fence
+                the method claims is open.
+        """
         try:
             plan = sandbox.plan(self.level, readonly=[*self.readonly, self.cwd], hidden=self.hidden, cwd=self.cwd,
                                 limits=self.limits)
@@ -132,11 +140,29 @@ class Client:
                  "hidden": self._samples() if plan.method.startswith("bwrap") else []}
         try:
             codec.write_frame(self.wfd, hello)
+        except OSError as exc:
+            self.kill()
+            raise IsolationUnavailable(f"the candidate worker ({plan.method}) did not start: {exc}") from None
+        self._plan = plan
+        if wait:
+            self.ready()
+
+    _plan: Any = None
+
+    def ready(self) -> None:
+        """Take the started worker's fence report (once per worker); see :meth:`start`."""
+        plan, self._plan = self._plan, None
+        if plan is None:
+            return
+        try:
+            if not select.select([self.rfd], [], [], HANDSHAKE_TIMEOUT_S)[0]:
+                raise codec.ProtocolError(f"no answer within {HANDSHAKE_TIMEOUT_S:g} s")
             answer = codec.read_frame(self.rfd, cap=1 << 20)
             probe = answer["ok"]["fences"]
         except (OSError, codec.ProtocolError, KeyError, TypeError) as exc:
             self.kill()
-            raise IsolationUnavailable(f"the candidate worker ({plan.method}) did not start: {exc}") from None
+            self.unavailable = f"the candidate worker ({plan.method}) did not start: {exc}"
+            raise IsolationUnavailable(self.unavailable) from None
         fences = {
             "network": bool(probe.get("network")), "pid": bool(probe.get("pid")),
             "filesystem": bool(probe.get("filesystem")), "uid": probe.get("uid") != os.geteuid(),
@@ -145,8 +171,9 @@ class Client:
         broken = [f for f, claimed in plan.expect.items() if claimed and not fences.get(f)]
         if broken:
             self.kill()
-            raise IsolationUnavailable(f"the {plan.method} sandbox claims the {', '.join(broken)} fence(s), but the "
-                                       f"worker's own probe found them open ({probe})")
+            self.unavailable = (f"the {plan.method} sandbox claims the {', '.join(broken)} fence(s), but the "
+                                f"worker's own probe found them open ({probe})")
+            raise IsolationUnavailable(self.unavailable)
         self.info = {"level": plan.level, "method": plan.method, "fences": fences}
 
     def _samples(self) -> list[str]:
@@ -203,6 +230,8 @@ class Client:
                 raise WorkerCrashed(f"the candidate worker crashed earlier in this property: {self.failure}")
             if self.proc is None:
                 self.start()
+            else:
+                self.ready()
             if self.releases:
                 message["rel"], self.releases = self.releases, []
             self.calls += 1
@@ -344,11 +373,17 @@ class Handle:
                             f"not {want.__name__}")
         return value
 
+    # repr() and format() (assertion messages, f-strings) mark the text as the candidate's: a failure
+    # message quoting a candidate object can never read like one quoting a plain value, so a new bug
+    # cannot dress its message up as a frozen failure's. str() stays the candidate's own text.
     def __repr__(self) -> str:
         try:
-            return self._vg_checked("__repr__", str)
+            return f"<candidate {self._vg_type()}: {self._vg_checked('__repr__', str)}>"
         except Exception as exc:  # repr must not raise inside pytest's reporting
             return f"<candidate {self._vg_type()} (repr failed: {type(exc).__name__})>"
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
 
     def __str__(self) -> str:
         return self._vg_checked("__str__", str)

@@ -299,3 +299,14 @@ def test_doctor_reports_every_level_as_text_and_json() -> None:
     doc = json.loads(cli("doctor", "--format", "json").stdout)
     assert set(doc["levels"]) == {"sandbox", "process", "none"}
     assert (text.returncode == 0) == doc["levels"]["sandbox"]["available"]
+
+
+def test_the_interpreter_is_bound_back_under_every_tmpfs(tmp_path: Path) -> None:
+    """A gate installed in a clone under /tmp (or a hidden dir) must still find its interpreter and
+    its worker inside the sandbox, whose /tmp is a private tmpfs."""
+    argv = sandbox.bwrap_argv("bwrap", userns=True, readonly=[], hidden=[str(tmp_path)], cwd="/", tmp_bytes=1 << 20)
+    binds = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--ro-bind" and argv[i + 1] != "/"}
+    needed = [*sandbox.interpreter_dirs(), os.path.dirname(os.path.abspath(sandbox.__file__))]
+    for path in needed:
+        if path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", str(tmp_path) + "/")):
+            assert path in binds, f"{path} is covered by a tmpfs but not bound back"

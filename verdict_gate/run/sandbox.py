@@ -168,10 +168,9 @@ _BWRAP_OK: dict[str, str] = {}  # method → "" when usable, else why not
 def _bwrap_probe(bwrap: str, userns: bool) -> str:
     key = f"{bwrap}:{userns}"
     if key not in _BWRAP_OK:
-        cmd = [bwrap, "--unshare-all", *(["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)] if userns
-                                         else []),
-               "--cap-drop", "ALL", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-               "--tmpfs", "/tmp", "--", sys.executable, "-S", "-c", "pass"]
+        # The same mounts a worker gets (the interpreter bound back where a tmpfs covers it).
+        cmd = [*bwrap_argv(bwrap, userns=userns, readonly=[], hidden=[], cwd="/", tmp_bytes=1 << 20),
+               "--", sys.executable, "-S", "-c", "pass"]
         try:
             proc = subprocess.run(cmd, capture_output=True, timeout=30, env=worker_env(), stdin=subprocess.DEVNULL)
             why = "" if proc.returncode == 0 else (proc.stderr.decode(errors="replace").strip() or
@@ -230,7 +229,10 @@ def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Seq
     for path in hide:
         argv += ["--tmpfs", path]
     needed = [*interpreter_dirs(), os.path.dirname(os.path.abspath(__file__))]  # the worker's own code too
-    rebind = [p for p in needed if any(p == h or p.startswith(h + "/") for h in hide)]
+    # The interpreter and the worker's code are bound back when a hidden dir or a private tmpfs
+    # (/tmp: a gate installed in a clone under /tmp) covers them.
+    covered = [*hide, "/tmp", "/var/tmp", "/dev/shm"]
+    rebind = [p for p in needed if any(p == h or p.startswith(h + "/") for h in covered)]
     for path in sorted({_real(p) for p in [*rebind, *readonly] if os.path.isdir(p)}, key=len):
         argv += ["--ro-bind", path, path]
     argv += ["--chdir", _real(cwd)]

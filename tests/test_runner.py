@@ -165,7 +165,9 @@ def test_fixture_mutation_fails_the_property(tmp_path, level):
         {"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example", "isolation": level},
     ])
     commit_all(repo, "candidate")
-    code, docs, _ = run(repo, tmp_path / "out")
+    # One process: a property of another process running at the same time would see the write too
+    # (and be blamed as well: fail closed, but not the exact blame this test is about).
+    code, docs, _ = run(repo, tmp_path / "out", env={"VERDICT_GATE_JOBS": "1"})
     got = reasons(docs)
     # The oracle process runs as the gate's user: as root it can write the 0444 fixture (and is then
     # caught); as any other user the write itself fails. Candidate code never gets that far: the

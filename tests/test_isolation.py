@@ -104,6 +104,17 @@ def write_tree(name):
 def exists(path):
     return os.path.exists(path)
 
+@dataclasses.dataclass(frozen=True)
+class Odd:
+    cents: int
+
+    def __init__(self, cents, scale=1):
+        object.__setattr__(self, "cents", cents * scale)
+
+def a_module():
+    import wave  # a module the oracle process has not imported
+    return wave
+
 def connect():
     import socket
     socket.create_connection(("127.0.0.1", 9), timeout=1)
@@ -310,3 +321,16 @@ def test_the_interpreter_is_bound_back_under_every_tmpfs(tmp_path: Path) -> None
     for path in needed:
         if path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", str(tmp_path) + "/")):
             assert path in binds, f"{path} is covered by a tmpfs but not bound back"
+
+
+def test_a_record_built_in_a_property_holds_the_oracle_values(ops: Any) -> None:
+    assert ops.Odd(5).cents == 5
+    with pytest.raises(proxy.NotCrossable, match="not its fields"):
+        ops.Odd(5, 10)  # what its constructor makes of `scale` is the candidate's data
+
+
+def test_the_worker_cannot_make_the_oracle_import_a_module(ops: Any) -> None:
+    assert "wave" not in sys.modules
+    with pytest.raises(proxy.WorkerCrashed, match="has not imported"):
+        ops.a_module()
+    assert "wave" not in sys.modules

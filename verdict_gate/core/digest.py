@@ -175,18 +175,28 @@ def _read_whole(fd: int, entry: Entry, size: int) -> bytes:
 _Hashed = tuple[str, str | None, int, Stamp]
 
 
-def _hash_file(entry: Entry, keep: bool, rules: Sequence[Normalizer]) -> _Hashed:
-    """Read ``entry`` once: its raw sha256, its ``tree-v2`` file hash (normalised view) and its stamp."""
+def _open(entry: Entry) -> tuple[int, os.stat_result, Stamp]:
+    """``entry`` opened for reading (never through a link), its ``fstat`` and its stamp.
+
+    Raises:
+        GateError: it cannot be opened, or it is no longer a regular file (a FIFO would block the read).
+    """
     try:
         fd = os.open(entry.file, _OPEN_FLAGS)
     except OSError as exc:
         raise _unreadable(entry, exc.strerror or str(exc)) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise GateError("fixture tree", os.fspath(entry.file), "is not a regular file (device, FIFO or socket)",
+                        "only regular files and directories are hashed")
+    return fd, st, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _hash_file(entry: Entry, keep: bool, rules: Sequence[Normalizer]) -> _Hashed:
+    """Read ``entry`` once: its raw sha256, its ``tree-v2`` file hash (normalised view) and its stamp."""
+    fd, st, stamp = _open(entry)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise GateError("fixture tree", os.fspath(entry.file), "is not a regular file (device, FIFO or socket)",
-                            "only regular files and directories are hashed")
-        stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
         if rules and keep:
             data = _read_whole(fd, entry, st.st_size)
             raw_hex = hashlib.sha256(data).hexdigest()
@@ -309,13 +319,8 @@ def _scan_v1(ordered: Sequence[Entry], normalizers: Sequence[Normalizer],
         rules = _rules(name, normalizers)
         if name is not None:
             tree.update(os.fsencode(name) + b"\0")
+        fd, st, stamps[entry.path] = _open(entry)
         try:
-            fd = os.open(entry.file, _OPEN_FLAGS)
-        except OSError as exc:
-            raise _unreadable(entry, exc.strerror or str(exc)) from None
-        try:
-            st = os.fstat(fd)
-            stamps[entry.path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
             got = 0
             if rules:  # a normaliser needs the whole file; only matched files pay that
                 data = _read_whole(fd, entry, st.st_size)

@@ -13,7 +13,7 @@ Values (both directions) are JSON trees:
 
 - ``None``, ``bool``, ``int``, ``float`` (finite), ``str`` and ``list`` of *exactly* those
   types travel as plain JSON. A subclass of any builtin never travels as that builtin.
-- Everything else is a one-key object whose key is a tag (:data:`TAGS`): tuples, dicts, sets,
+- Everything else is a one-key object whose key is a tag (see :func:`decode`): tuples, dicts, sets,
   bytes, special floats, ``complex``, ``Decimal``, ``Fraction``, ``datetime`` types, ``UUID``,
   paths, big ints; records (dataclass, named tuple, attrs instance, enum member) as their
   class name plus fields; exception classes by their method resolution order; every other
@@ -46,9 +46,6 @@ MAX_DEPTH = 200  # nesting a value may have
 MAX_NODES = 1_000_000  # JSON nodes one encoded value may have
 _HEADER = struct.Struct(">I")
 _BIG = 1 << 63  # ints at or beyond this travel as hex ({"I": …}): JSON ints past 4300 digits fail to parse
-
-TAGS = ("t", "d", "s", "fs", "b", "ba", "F", "I", "c", "D", "Q", "dt", "da", "ti", "td", "u", "p", "P",
-        "r", "en", "x", "h", "mod")
 
 
 class ProtocolError(Exception):

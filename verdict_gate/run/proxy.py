@@ -105,7 +105,6 @@ class Client:
         self.lock = threading.RLock()
         self.unavailable: str | None = None  # why the level could not be given, once a start showed it
         self.releases: list[int] = []
-        self.calls = 0
 
     # lifecycle
 
@@ -234,7 +233,6 @@ class Client:
                 self.ready()
             if self.releases:
                 message["rel"], self.releases = self.releases, []
-            self.calls += 1
             try:
                 codec.write_frame(self.wfd, message)
                 if self.answer_timeout is not None and not select.select([self.rfd], [], [], self.answer_timeout)[0]:
@@ -525,8 +523,16 @@ class _RecordMeta(type):
         built = client.call(target, args, kwargs)
         if type(built) is not cls:
             return built
-        given = dict(zip(cls._vg_desc.get("init") or [], args, strict=False))
-        given.update({k: v for k, v in kwargs.items() if k in (cls._vg_desc.get("f") or [])})
+        init, fields = list(cls._vg_desc.get("init") or []), list(cls._vg_desc.get("f") or [])
+        unmapped = len(args) > len(init) or any(k not in fields for k in kwargs)
+        if unmapped:
+            # Its constructor takes arguments that are not its fields: what it built from them is the
+            # candidate's data, which an expected value must never be.
+            raise NotCrossable(f"{cls.__qualname__}(...) takes arguments that are not its fields, so a record built "
+                               "by it in a property would hold what the candidate made of them; build the expected "
+                               "value from its fields (keywords), or set `isolation: none` for this property")
+        given = dict(zip(init, args, strict=False))
+        given.update(kwargs)
         if not given:
             return built
         names = list(cls._vg_desc.get("f") or [])
@@ -555,7 +561,6 @@ class EnumMember:
 
 
 _MIRRORS: dict[Any, type] = {}
-_PLAIN_BASE = (Exception,)
 
 
 class CandidateBaseException(Exception):
@@ -663,7 +668,14 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
         if tag == "x":
             return mirror_exception(p)
         if tag == "mod":
-            return importlib.import_module(str(p))
+            # Only a module this process has, or one of the candidate's (a proxy): the worker never
+            # gets to make the oracle import, and run, a module of its choosing.
+            name = str(p)
+            if name in sys.modules:
+                return sys.modules[name]
+            if any(isinstance(f, Finder) and name.partition(".")[0] in f.names for f in sys.meta_path):
+                return importlib.import_module(name)
+            raise codec.ProtocolError(f"the worker named the module {name[:80]!r}, which the oracle has not imported")
         raise codec.ProtocolError(f"unknown tag {tag!r}")
 
     return codec.decode(tree, make)

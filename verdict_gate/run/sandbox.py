@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-LEVELS = ("sandbox", "process", "none")
 FENCES = ("network", "pid", "filesystem", "uid", "limits")
 NOBODY = 65534
 PR_SET_PDEATHSIG = 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,14 +46,13 @@ def run(args: argparse.Namespace) -> int:
     from verdict_gate.run import pipeline
 
     check_out_dir(Path(args.out), Path(args.repo))  # before the work, not after it
-    if args.jobs is not None:
-        if args.jobs < 1:
-            from verdict_gate.core.errors import GateError
+    if args.jobs is not None and args.jobs < 1:
+        from verdict_gate.core.errors import GateError
 
-            raise GateError("--jobs", str(args.jobs), "is not a positive number of processes", "pass --jobs 1 or more")
-        os.environ["VERDICT_GATE_JOBS"] = str(args.jobs)  # read by the runner (run.runner.default_jobs)
+        raise GateError("--jobs", str(args.jobs), "is not a positive number of processes", "pass --jobs 1 or more")
+
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=pipeline.today(args.today),
-                      progress=progress, pack_options=pack_options(args))
+                      progress=progress, pack_options=pack_options(args), jobs=args.jobs)
     write_files(Path(args.out), render_all(ev, args.sarif_category))
     if getattr(args, "format", "text") == "json":
         from verdict_gate.report.jsonout import dumps, run_document

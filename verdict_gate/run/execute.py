@@ -57,8 +57,9 @@ class Execution:
 def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_revision: str,
             scratch: Path, progress: Progress,
             digest: tuple[Scan, dict[str, Any]] | None = None, *, repo: Path | None = None,
-            plan: Mapping[str, Mapping[str, Any]] | None = None) -> Execution:
-    """Fixture digest (unless the caller already has it as ``digest``), then run ``props`` on ``tree``.
+            plan: Mapping[str, Mapping[str, Any]] | None = None, jobs: int | None = None) -> Execution:
+    """Fixture digest (unless the caller already has it as ``digest``), then run ``props`` on ``tree``
+    in up to ``jobs`` oracle processes at once (``None``: :func:`runner.default_jobs`).
 
     ``scratch`` is a directory inside the run's temp dir: that whole temp dir (the pack, the other
     tree, every results stream), ``repo`` and ``$HOME`` are hidden from the candidate worker.
@@ -77,7 +78,7 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
     hidden = [scratch.parent, Path(os.path.expanduser("~"))] + ([repo] if repo is not None else [])
     ws = workspace(p, tree, scratch, hidden, plan)
     before = result.digest
-    ran = runner.run_properties(props, ws, progress) if props else runner.Outcome({}, [])
+    ran = runner.run_properties(props, ws, progress, jobs) if props else runner.Outcome({}, [])
     raw = ran.results
     mutated = fixtures_changed(p, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
     by_id = {prop.id: prop for prop in props}

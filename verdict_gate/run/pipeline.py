@@ -125,8 +125,12 @@ def check_pack_root(source: str, repo: Path, pack_root: str, pinned: bool = Fals
 
 
 def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, today: dt.date,
-        progress: Progress, temp_parent: Path | None = None, pack_options: pack.PackOptions | None = None) -> Evidence:
+        progress: Progress, temp_parent: Path | None = None, pack_options: pack.PackOptions | None = None,
+        jobs: int | None = None) -> Evidence:
     """The whole pipeline. Returns the :class:`Evidence` (its outcome always set); writing it is the caller's.
+
+    ``jobs``: oracle processes at once for the candidate run (``None``: the core count, or
+    ``$VERDICT_GATE_JOBS``).
 
     Raises:
         GateError: usage or configuration errors (exit 2) before anything was scored.
@@ -146,7 +150,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 return ev
             ev.run_id = ev.run_id or new_run_id()
             ev.base_sig = base_replay(ev, p, parts, scratch, progress)
-            done = candidate_run(ev, p, cand, parts, digest, scratch, progress)
+            done = candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs)
             fresh_replay(ev, p, done, scratch, progress)
         score_run(ev, p, parts, done, today)
         return ev
@@ -260,7 +264,8 @@ def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
 
 
 def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
-                  digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress) -> Execution:
+                  digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
+                  jobs: int | None = None) -> Execution:
     """Step 5: every catalog property whose oracle is not edited, on the candidate (``runs.json``)."""
     props = [prop for prop in p.catalog.properties if prop.id not in parts.oracle_moved]
     progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate "
@@ -271,7 +276,7 @@ def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split
     frozen = set(p.ledger.prop_ids())
     plan = {prop.id: {"example_log": prop.id in frozen, **fresh_plan(ev, prop)} for prop in props}
     done = execute(props, p, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, digest,
-                   repo=Path(ev.repo), plan=plan)
+                   repo=Path(ev.repo), plan=plan, jobs=jobs)
     check_collected(p, done)  # a node: that does not exist is the catalog's error, before any scoring
     ev.notices += done.notices
     ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,

@@ -57,9 +57,10 @@ def _git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True, env={**os.environ, **GIT_ENV})
 
 
-def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_examples: int | None = None) -> Path:
-    """Write and commit the repository; returns ``repo``. ``fresh_examples`` sets the catalog's
-    (``None``: the gate's default)."""
+def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_examples: int | None = None,
+             isolation: str | None = None) -> Path:
+    """Write and commit the repository; returns ``repo``. ``fresh_examples`` and ``isolation`` set the
+    catalog's (``None``: the gate's default)."""
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "calc.py").write_text(CALC)
     props_dir = repo / "oracle" / "properties"
@@ -68,6 +69,8 @@ def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_e
     catalog = ["version: 1", "seed: 7", "pack_root: oracle", "python_path: [src]"]
     if fresh_examples is not None:
         catalog.append(f"fresh_examples: {fresh_examples}")
+    if isolation is not None:
+        catalog.append(f"isolation: {isolation}")
     catalog.append("properties:")
     every = round(1 / hypothesis_share) if hypothesis_share > 0 else 0
     for i in range(properties):
@@ -95,8 +98,9 @@ def main() -> int:
     parser.add_argument("--properties", type=int, default=2000)
     parser.add_argument("--hypothesis-share", type=float, default=0.3)
     parser.add_argument("--fresh-examples", type=int, default=None)
+    parser.add_argument("--isolation", choices=["sandbox", "process", "none"], default=None)
     args = parser.parse_args()
-    generate(args.dir, args.properties, args.hypothesis_share, args.fresh_examples)
+    generate(args.dir, args.properties, args.hypothesis_share, args.fresh_examples, args.isolation)
     print(f"{args.dir}: {args.properties} properties")
     return 0
 

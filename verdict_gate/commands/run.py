@@ -32,6 +32,10 @@ def add_parser(sub: Any) -> None:
                      help="SARIF runAutomationDetails id (default: verdict-gate)")
     cmd.add_argument("--jobs", type=int, metavar="N", default=None,
                      help="oracle processes at once, each with its own candidate worker (default: the core count)")
+    cmd.add_argument("--shard", metavar="K/N", default=None,
+                     help="run only shard K of N (a stable round-robin share of the catalog's properties and "
+                          "their base replays) and write partial evidence with shard.json into --out, no "
+                          "verdicts; `verdict-gate merge` decides from every shard's directory")
     cmd.add_argument("--format", choices=["text", "json"], default="text",
                      help="stdout: the verdict table (text, default) or one JSON document for scripts (json: "
                           "outcome, exit_code, counts, verdicts, evidence_dir; nothing else on stdout)")
@@ -51,8 +55,24 @@ def run(args: argparse.Namespace) -> int:
 
         raise GateError("--jobs", str(args.jobs), "is not a positive number of processes", "pass --jobs 1 or more")
 
+    spec = None
+    if args.shard is not None:
+        from verdict_gate.core.shard import parse_shard
+
+        spec = parse_shard(args.shard)
+        import os
+
+        if not (os.environ.get("VERDICT_GATE_RUN_ID") or os.environ.get("GITHUB_RUN_ID")):
+            from verdict_gate.core.errors import GateError
+
+            raise GateError("--shard", args.shard, "needs a run id every shard shares (fresh seeds derive from it), "
+                            "and neither VERDICT_GATE_RUN_ID nor GITHUB_RUN_ID is set",
+                            "set the same VERDICT_GATE_RUN_ID for every shard of one run, e.g. "
+                            "VERDICT_GATE_RUN_ID=$(git rev-parse HEAD)-1 (GitHub Actions sets GITHUB_RUN_ID)")
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=pipeline.today(args.today),
-                      progress=progress, pack_options=pack_options(args), jobs=args.jobs)
+                      progress=progress, pack_options=pack_options(args), jobs=args.jobs, shard=spec)
+    if spec is not None:
+        return _write_shard(ev, spec, Path(args.out), args)
     write_files(Path(args.out), render_all(ev, args.sarif_category))
     if getattr(args, "format", "text") == "json":
         from verdict_gate.report.jsonout import dumps, run_document
@@ -63,3 +83,28 @@ def run(args: argparse.Namespace) -> int:
     print(f"evidence: {args.out}", file=sys.stderr)
     assert ev.outcome is not None
     return EXIT_CODES[ev.outcome]
+
+
+def _write_shard(ev: Any, spec: Any, out: Path, args: argparse.Namespace) -> int:
+    """A shard's partial evidence: exit 0 once written (the merge decides), the void exit code when void."""
+    from verdict_gate.core.errors import EXIT_CODES
+    from verdict_gate.report import render_shard
+    from verdict_gate.report.writer import write_files
+
+    if ev.shard is None:  # void before the share was known
+        ev.shard = {"index": spec.index, "count": spec.count, "properties": []}
+    write_files(out, render_shard(ev))
+    ran = len(ev.shard["properties"])
+    if getattr(args, "format", "text") == "json":
+        import json
+
+        sys.stdout.write(json.dumps({"shard": str(spec), "outcome": ev.outcome, "properties": ran,
+                                     "void_reason": ev.void_reason or None, "evidence_dir": str(out)},
+                                    sort_keys=True) + "\n")
+    elif ev.outcome == "void":
+        sys.stdout.write(f"shard {spec}: void: {ev.void_reason}\n")
+    else:
+        sys.stdout.write(f"shard {spec}: {ran} propert{'y' if ran == 1 else 'ies'} run; "
+                         "`verdict-gate merge` decides from every shard's directory\n")
+    print(f"evidence: {out}", file=sys.stderr)
+    return EXIT_CODES["void"] if ev.outcome == "void" else 0

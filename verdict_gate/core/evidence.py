@@ -39,6 +39,7 @@ class Evidence:
     void_reason: str = ""
     notices: list[str] = field(default_factory=list)
     run_id: str = ""  # with the head revision, derives every fresh seed (docs/design.md §8.3)
+    shard: dict[str, Any] | None = None  # a shard's share and counts (``shard.json``); None for a whole run
 
     @property
     def promoted(self) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verdict_gate.core.catalog import Property
-from verdict_gate.core.signature import make_signature, set_signature
+from verdict_gate.core.signature import make_signature, set_signature, signature_of
 from verdict_gate.core.verdict import BaseSig, Example, FailureRef, RunResult
 
 FAILED_STATUSES = ("fail", "timeout", "crash")
@@ -261,3 +261,75 @@ class BaseSigRecord:
     def to_json(self) -> dict[str, Any]:
         return {"version": 1, "base_revision": self.base_revision, "fixture_digest": self.fixture_digest,
                 "replays": [r.to_json() for r in self.replays]}
+
+
+# --- reading evidence back (``verdict-gate merge``) --------------------------------------------------
+
+
+class RecordError(ValueError):
+    """An evidence record whose signatures do not follow from its parts (written by something else)."""
+
+
+def _frames(raw: Any) -> tuple[Frame, ...]:
+    return tuple(Frame(str(t["path"]), int(t["line"]), str(t["function"])) for t in raw or [])
+
+
+def _failures_of(raw: Any, where: str) -> tuple[FailureRecord, ...]:
+    out = []
+    for f in raw or []:
+        parts = dict(f["signature_parts"])
+        if signature_of(parts) != f["signature"]:
+            raise RecordError(f"{where}: a failure's signature is not the sha256 of its signature_parts")
+        out.append(FailureRecord(node=f["node"], exc_type=f["exc_type"], message=f["message"],
+                                 counterexample=f.get("counterexample"), traceback=_frames(f.get("traceback")),
+                                 signature=f["signature"], signature_parts=parts))
+    return tuple(out)
+
+
+def _checked_set(signature: Any, failures: tuple[FailureRecord, ...], where: str) -> None:
+    if failures and set_signature(f.signature for f in failures) != signature:
+        raise RecordError(f"{where}: the signature is not the signature of its failure set")
+
+
+def run_record_from_json(raw: Mapping[str, Any], where: str) -> RunRecord:
+    """The :class:`RunRecord` of one ``runs.json`` entry (already valid against ``runs.schema.json``).
+
+    Raises:
+        RecordError: a failure's signature is not ``signature_of`` its parts, or the property's is
+            not the set signature of its failures (the file was not written by the gate).
+    """
+    failures = _failures_of(raw.get("failures"), where)
+    _checked_set(raw["signature"], failures, where)
+    return RunRecord(
+        status=raw["status"], node=raw["node"], seed=raw["seed"], trials=raw["trials"], hits=raw["hits"],
+        counterexample=raw["counterexample"], exc_type=raw["exc_type"], message=raw["message"],
+        traceback=_frames(raw["traceback"]), duration_s=raw["duration_s"], fixture_digest=raw["fixture_digest"],
+        base_revision=raw["base_revision"], fixture_mutated=raw["fixture_mutated"], signature=raw["signature"],
+        signature_parts=raw["signature_parts"], isolation=dict(raw["isolation"]), failures=failures,
+        example_log=examples_of(raw.get("example_log")), fresh_seed=raw.get("fresh_seed"),
+        fresh_log=examples_of(raw.get("fresh_log")), output_tail=raw.get("output_tail"),
+    )
+
+
+def runs_record_from_json(doc: Mapping[str, Any], where: str) -> RunsRecord:
+    """The :class:`RunsRecord` of a ``runs.json`` document (valid against its schema). Raises :class:`RecordError`."""
+    return RunsRecord(revision=doc["revision"], base_revision=doc["base_revision"],
+                      fixture_digest=doc["fixture_digest"], environment=dict(doc["environment"]),
+                      runs={pid: run_record_from_json(r, f"{where} runs.{pid}") for pid, r in doc["runs"].items()},
+                      run_id=doc.get("run_id", ""))
+
+
+def base_sig_record_from_json(doc: Mapping[str, Any], where: str) -> BaseSigRecord:
+    """The :class:`BaseSigRecord` of a ``base.sig.json`` document (valid against its schema). Raises :class:`RecordError`."""
+    replays = []
+    for i, r in enumerate(doc["replays"]):
+        at = f"{where} replays[{i}]"
+        failures = _failures_of(r.get("failures"), at)
+        _checked_set(r["signature"], failures, at)
+        replays.append(ReplayRecord(
+            prop_id=r["prop_id"], status=r["status"], signature=r["signature"], signature_parts=r["signature_parts"],
+            fixture_digest=r["fixture_digest"], base_revision=r["base_revision"], failures=failures,
+            hits=r.get("hits"), example_log=examples_of(r.get("example_log")), fresh_seed=r.get("fresh_seed"),
+            fresh_log=examples_of(r.get("fresh_log"))))
+    return BaseSigRecord(base_revision=doc["base_revision"], fixture_digest=doc["fixture_digest"],
+                         replays=tuple(replays))

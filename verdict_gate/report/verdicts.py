@@ -11,9 +11,10 @@ from verdict_gate.report.rows import counts, signature
 # Every evidence file, in the order they are written; the JSON ones with their schema (schemas/NAME.schema.json).
 FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
          "results.sarif", "summary.md")
+SHARD_FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "shard.json")
 SCHEMA_OF = {"fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited",
              "base.sig.json": "base_sig", "runs.json": "runs", "verdicts.json": "verdicts",
-             "results.sarif": "sarif-2.1.0"}
+             "results.sarif": "sarif-2.1.0", "shard.json": "shard"}
 
 
 def dumps(doc: Any) -> str:
@@ -45,4 +46,26 @@ def verdicts_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
         },
         "notices": ev.notices,
         "evidence": digests,
+    }
+
+
+def shard_doc(ev: Evidence) -> dict[str, Any]:
+    """``shard.json`` (``schemas/shard.schema.json``): what one shard covered and saw."""
+    if ev.shard is None:
+        raise ValueError("the evidence is not a shard's")
+    return {
+        "version": 1,
+        "index": ev.shard["index"],
+        "count": ev.shard["count"],
+        "head_revision": ev.head_revision,
+        "base_revision": ev.base_revision,
+        "pack_sha256": ev.shard.get("pack_sha256") or ev.pack.get("sha256") or None,
+        "fixture_digest": ev.fixture["digest"] if ev.fixture else None,
+        "run_id": ev.run_id,
+        "properties": list(ev.shard.get("properties", [])),
+        "items": int(ev.shard.get("items", 0)),
+        "phase_failures": list(ev.shard.get("phase_failures", [])),
+        "notices": list(ev.notices),
+        "outcome": "void" if ev.outcome == "void" else None,
+        "void_reason": ev.void_reason or None,
     }

@@ -33,6 +33,7 @@ from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
+from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.report.text import printable
 from verdict_gate.run import git, runner
 from verdict_gate.run.collected import check_collected
@@ -126,11 +127,14 @@ def check_pack_root(source: str, repo: Path, pack_root: str, pinned: bool = Fals
 
 def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, today: dt.date,
         progress: Progress, temp_parent: Path | None = None, pack_options: pack.PackOptions | None = None,
-        jobs: int | None = None) -> Evidence:
-    """The whole pipeline. Returns the :class:`Evidence` (its outcome always set); writing it is the caller's.
+        jobs: int | None = None, shard: ShardSpec | None = None) -> Evidence:
+    """The whole pipeline. Returns the :class:`Evidence` (its outcome always set, except for a shard that
+    was not void); writing it is the caller's.
 
     ``jobs``: oracle processes at once for the candidate run (``None``: the core count, or
-    ``$VERDICT_GATE_JOBS``).
+    ``$VERDICT_GATE_JOBS``). ``shard``: run only that shard's share of the properties and their base
+    replays (:func:`verdict_gate.core.shard.share`), and stop before scoring: ``ev.shard`` holds the
+    share, and ``verdict-gate merge`` decides (:func:`merge`).
 
     Raises:
         GateError: usage or configuration errors (exit 2) before anything was scored.
@@ -149,9 +153,18 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             if parts.void:
                 return ev
             ev.run_id = ev.run_id or new_run_id()
-            ev.base_sig = base_replay(ev, p, parts, scratch, progress)
-            done = candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs)
+            only = None
+            if shard is not None:
+                only = set(share([q.id for q in p.catalog.properties if q.id not in parts.oracle_moved], shard))
+                ev.shard = {"index": shard.index, "count": shard.count, "properties": [
+                    q.id for q in p.catalog.properties if q.id in only], "pack_sha256": p.sha256}
+                progress(f"shard {shard}: {len(only)} of the catalog's properties")
+            ev.base_sig = base_replay(ev, p, parts, scratch, progress, only)
+            done = candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs, only)
             fresh_replay(ev, p, done, scratch, progress)
+        if shard is not None:
+            ev.shard.update(items=done.items, phase_failures=list(done.phase_failures))
+            return ev
         score_run(ev, p, parts, done, today)
         return ev
 
@@ -242,9 +255,10 @@ def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Spli
 
 
 def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Path,
-                progress: Progress) -> BaseSigRecord:
-    """Step 4: replay the ledger's properties whose oracle is not edited, on the base revision."""
-    to_replay = [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved]
+                progress: Progress, only: set[str] | None = None) -> BaseSigRecord:
+    """Step 4: replay the ledger's properties whose oracle is not edited (and, for a shard, in ``only``),
+    on the base revision."""
+    to_replay = [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved and (only is None or i in only)]
     assert ev.fixture is not None
     if not to_replay:
         return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture["digest"])
@@ -265,9 +279,11 @@ def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
 
 def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
                   digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
-                  jobs: int | None = None) -> Execution:
-    """Step 5: every catalog property whose oracle is not edited, on the candidate (``runs.json``)."""
-    props = [prop for prop in p.catalog.properties if prop.id not in parts.oracle_moved]
+                  jobs: int | None = None, only: set[str] | None = None) -> Execution:
+    """Step 5: every catalog property whose oracle is not edited (and, for a shard, in ``only``), on the
+    candidate (``runs.json``)."""
+    props = [prop for prop in p.catalog.properties
+             if prop.id not in parts.oracle_moved and (only is None or prop.id in only)]
     progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate "
              f"{ev.head_revision[:12]}")
     cand_scratch = scratch / "candidate"

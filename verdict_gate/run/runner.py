@@ -238,17 +238,19 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
                 tally.bump(len(group))
                 continue
         work += [(level, share) for share in shares(group, jobs)]
+    cpus = _cpus()
     attempts = iter(range(1, 1_000_000))
     lock = threading.Lock()
 
-    def run_share(level: str, share: list[Property]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    def run_share(index: int, level: str, share: list[Property]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+        cpu = cpus[index % len(cpus)] if len(cpus) > 1 and level != "none" else None
         mine: dict[str, dict[str, Any]] = {}
         failures: list[str] = []
         remaining = share
         while remaining:
             with lock:
                 attempt = next(attempts)
-            got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level)
+            got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level, cpu)
             if phase_failure:
                 failures.append(phase_failure)
             left = [p for p in remaining if p.id not in mine]
@@ -259,21 +261,33 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
 
     phase_failures: list[str] = []
     if len(work) <= 1 or jobs <= 1:
-        done = [run_share(level, share) for level, share in work]
+        done = [run_share(i, level, share) for i, (level, share) in enumerate(work)]
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
-            done = list(pool.map(lambda item: run_share(*item), work))
+            done = list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
     for mine, failures in done:
         results.update(mine)
         phase_failures += failures
     return Outcome(results, phase_failures)
 
 
-def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property]) -> dict[str, Any]:
+def _cpus() -> list[int]:
+    """The CPUs this process may run on, sorted (``[]`` where the host cannot say)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return []
+
+
+def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None) -> dict[str, Any]:
     return {
         "level": level,
+        # The oracle process and its worker take turns (each call blocks the caller until the answer),
+        # so they share one CPU: a wake-up on another core costs about 3× one on the same core
+        # (benchmarks/README.md, bench_codec.py). Shares go round-robin over the CPUs.
+        "cpu": cpu,
         # One answer (an import at collection, when no property timeout runs yet) may take this long.
         "answer_timeout": max(p.timeout for p in props),
         "modules": str(Path(sandbox.__file__).resolve().parent),  # codec, proxy, worker, sandbox: by path
@@ -285,7 +299,8 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property]) -> dic
 
 
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
-                 results: dict[str, dict[str, Any]], tally: _Tally, level: str) -> tuple[int, str]:
+                 results: dict[str, dict[str, Any]], tally: _Tally, level: str,
+                 cpu: int | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
     spec = {
         "python_path": [str(p) for p in ws.python_path],
@@ -295,7 +310,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "results_module": str(Path(stream.__file__).resolve()),
-        "isolation": _isolation_spec(ws, level, props),
+        "isolation": _isolation_spec(ws, level, props, cpu),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"
     spec_file.write_text(json.dumps(spec), encoding="utf-8")
@@ -514,9 +529,18 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def environment_pins() -> dict[str, str]:
-    """Versions and environment the runs were made under (recorded in ``runs.json``)."""
-    import hypothesis
-    import pytest
+    """Versions and environment the runs were made under (recorded in ``runs.json``).
 
-    return {**ENV_PINS, "python": sys.version.split()[0], "pytest": pytest.__version__,
-            "hypothesis": hypothesis.__version__, "platform": sys.platform}
+    The versions are read from the installed distributions' metadata (the pytest subprocesses run
+    this interpreter with the same packages): importing Hypothesis here would cost about 0.2 s.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return {**ENV_PINS, "python": sys.version.split()[0], "pytest": installed("pytest"),
+            "hypothesis": installed("hypothesis"), "platform": sys.platform}

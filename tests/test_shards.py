@@ -1,0 +1,194 @@
+"""Shards across runners (issue 10): ``run --shard K/N`` + ``merge`` decide exactly as one run does, and
+refuse to decide from shards that are missing, duplicated or gated something else."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import cli, commit_all, validate_evidence
+from verdict_gate.core.errors import GateError
+from verdict_gate.core.shard import ShardSpec, parse_shard, problems, share
+from verdict_gate.demo import _apply, examples_dir
+
+SPEC = yaml.safe_load((examples_dir() / "candidates.yaml").read_text())
+CANDIDATES = {c["name"]: c for c in SPEC["candidates"]}
+EXIT = {"promoted": 0, "blocked": 1, "void": 3, "incomplete": 4}
+RUN_ID = {"VERDICT_GATE_RUN_ID": "shards-test-1"}
+COMMON = ("--base", "main", "--pack", "git:main:oracle", "--today", "2026-11-30")
+
+
+# --- the pure part: spec, share, problems ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,want", [("1/1", (1, 1)), ("2/3", (2, 3)), (" 3/3 ", (3, 3)), ("256/256", (256, 256))])
+def test_parse_shard(text, want):
+    spec = parse_shard(text)
+    assert (spec.index, spec.count) == want
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "1/257", "a/b", "1/", "/3", "1-3", "", "1/3/5", "-1/3"])
+def test_parse_shard_refuses(text):
+    with pytest.raises(GateError) as err:
+        parse_shard(text)
+    assert "--shard 1/3" in err.value.fix
+
+
+def test_shares_partition_the_catalog_in_order():
+    ids = [f"p{i}" for i in range(10)]
+    parts = [share(ids, ShardSpec(k, 3)) for k in (1, 2, 3)]
+    assert parts == [["p0", "p3", "p6", "p9"], ["p1", "p4", "p7"], ["p2", "p5", "p8"]]
+    assert sorted(sum(parts, [])) == sorted(ids)
+    assert share(ids, ShardSpec(1, 1)) == ids
+    assert share(["only"], ShardSpec(2, 2)) == []  # more shards than properties: an empty share
+
+
+def _header(index, count, props, **over):
+    return {"index": index, "count": count, "head_revision": "h" * 40, "base_revision": "b" * 40,
+            "pack_sha256": "a" * 64, "fixture_digest": "f" * 64, "run_id": "r", "properties": props, **over}
+
+
+EXPECTED = {"head_revision": "h" * 40, "base_revision": "b" * 40, "pack_sha256": "a" * 64}
+IDS = ["p0", "p1", "p2"]
+
+
+@pytest.mark.parametrize("headers,needle", [
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"]))], None),
+    ([("d1", _header(1, 2, ["p0", "p2"]))], "shard 2/2 is missing"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"])), ("d3", _header(2, 2, ["p1"]))],
+     "shard 2/2 was given twice: d2 and d3"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"], pack_sha256="c" * 64))],
+     "shard 2/2 (d2): pack sha256 'cccc"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"], fixture_digest="e" * 64))],
+     "fixture digest"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"], head_revision="x" * 40))], "head revision"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"], base_revision="x" * 40))], "base revision"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1"], run_id="other"))], "run id"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 3, ["p1"]))], "shard count"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1", "p2"]))], "p2 is also covered by shard 1/2"),
+    ([("d1", _header(1, 2, ["p0"])), ("d2", _header(2, 2, ["p1"]))], "1 property is covered by no shard: p2"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(2, 2, ["p1", "zz"]))], "zz is not one this run scores"),
+    ([("d1", _header(1, 2, ["p0", "p2"])), ("d2", _header(3, 2, ["p1"]))], "outside 1..2"),
+    ([], "no shard was given"),
+], ids=["ok", "missing", "duplicate", "pack", "fixtures", "head", "base", "run-id", "count", "overlap", "gap",
+        "foreign", "index", "none"])
+def test_problems(headers, needle):
+    got = problems(headers, EXPECTED, IDS)
+    if needle is None:
+        assert got == []
+    else:
+        assert any(needle in line for line in got), got
+
+
+# --- end to end on the example repository -----------------------------------------------------------
+
+
+def _normal(doc):
+    """A document minus what differs between any two runs: timings and the digests of files holding them."""
+    if isinstance(doc, dict):
+        return {k: _normal(v) for k, v in doc.items() if k not in ("duration_s", "evidence")}
+    if isinstance(doc, list):
+        return [_normal(v) for v in doc]
+    return doc
+
+
+def _shards(repo: Path, tmp: Path, count: int, env=RUN_ID) -> list[Path]:
+    dirs = []
+    for k in range(1, count + 1):
+        out = tmp / f"shard{k}"
+        proc = cli("run", "--repo", str(repo), *COMMON, "--out", str(out), "--shard", f"{k}/{count}", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert json.loads((out / "shard.json").read_text())["index"] == k
+        assert not (out / "verdicts.json").exists()  # a shard does not decide
+        validate_evidence(out)
+        dirs.append(out)
+    return dirs
+
+
+def _merge(repo: Path, dirs: list[Path], out: Path):
+    proc = cli("merge", *map(str, dirs), "--repo", str(repo), *COMMON, "--out", str(out))
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("name", ["good-refactor", "hidden-behind-freeze", "new-failure"])
+def test_three_shards_decide_as_one_run(example_repo, tmp_path, name):
+    _apply(example_repo, CANDIDATES[name]["edits"])
+    commit_all(example_repo, name)
+    whole = cli("run", "--repo", str(example_repo), *COMMON, "--out", str(tmp_path / "whole"), env=RUN_ID)
+    merged = _merge(example_repo, _shards(example_repo, tmp_path, 3), tmp_path / "merged")
+    assert merged.returncode == whole.returncode == EXIT[CANDIDATES[name]["expect"]["outcome"]], merged.stderr
+    one = validate_evidence(tmp_path / "whole")
+    three = validate_evidence(tmp_path / "merged")
+    for name_ in ("verdicts.json", "runs.json", "base.sig.json", "fixture.digest", "oracle_edited.json"):
+        assert _normal(three[name_]) == _normal(one[name_]), name_
+    assert merged.stdout == whole.stdout  # the same verdict table
+
+
+def test_missing_duplicate_and_foreign_shards_are_incomplete(example_repo, tmp_path):
+    (example_repo / "README.md").write_text("docs only\n")
+    commit_all(example_repo, "docs")
+    dirs = _shards(example_repo, tmp_path, 3)
+
+    missing = _merge(example_repo, [dirs[0], dirs[2]], tmp_path / "m1")
+    doc = json.loads((tmp_path / "m1" / "verdicts.json").read_text())
+    assert missing.returncode == EXIT["incomplete"] and doc["outcome"] == "incomplete"
+    assert "shard 2/3 is missing" in doc["promotion"]
+
+    twice = _merge(example_repo, [dirs[0], dirs[1], dirs[2], dirs[1]], tmp_path / "m2")
+    doc = json.loads((tmp_path / "m2" / "verdicts.json").read_text())
+    assert twice.returncode == EXIT["incomplete"] and "shard 2/3 was given twice" in doc["promotion"]
+
+    # The base branch moves between the shard jobs: shard 2 gates another pack than the others.
+    later = tmp_path / "later"
+    shutil.copytree(example_repo, later)
+    from conftest import git
+
+    git(later, "checkout", "--quiet", "main")
+    catalog = later / "oracle" / "catalog.yaml"
+    catalog.write_text(catalog.read_text() + "# reviewed again\n")
+    proc = cli("manifest", "write", str(later / "oracle"))
+    assert proc.returncode == 0, proc.stderr
+    commit_all(later, "oracle: catalog comment")
+    git(later, "checkout", "--quiet", "candidate")
+    other = tmp_path / "other2"
+    proc = cli("run", "--repo", str(later), *COMMON, "--out", str(other), "--shard", "2/3", env=RUN_ID)
+    assert proc.returncode == 0, proc.stderr
+    foreign = _merge(example_repo, [dirs[0], other, dirs[2]], tmp_path / "m3")
+    doc = json.loads((tmp_path / "m3" / "verdicts.json").read_text())
+    assert foreign.returncode == EXIT["incomplete"]
+    assert "pack sha256" in doc["promotion"] and "differs from this merge's" in doc["promotion"]
+    assert any("shard 2/3" in n and "pack sha256" in n for n in doc["notices"])
+
+
+def test_shard_needs_a_shared_run_id_and_merge_a_readable_shard(example_repo, tmp_path):
+    env = {"VERDICT_GATE_RUN_ID": "", "GITHUB_RUN_ID": ""}
+    proc = cli("run", "--repo", str(example_repo), *COMMON, "--out", str(tmp_path / "s"), "--shard", "1/2", env=env)
+    assert proc.returncode == 2 and "VERDICT_GATE_RUN_ID" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "s").exists()
+    bogus = tmp_path / "bogus"
+    bogus.mkdir()
+    (bogus / "shard.json").write_text("{}")
+    proc = _merge(example_repo, [bogus], tmp_path / "m")
+    assert proc.returncode == 2 and "shard.json" in proc.stderr and "fix:" in proc.stderr
+    proc = _merge(example_repo, [tmp_path / "nowhere"], tmp_path / "m")
+    assert proc.returncode == 2 and "is not a directory" in proc.stderr
+
+
+def test_an_edited_signature_in_a_shard_is_refused(example_repo, tmp_path):
+    _apply(example_repo, CANDIDATES["new-failure"]["edits"])
+    commit_all(example_repo, "new-failure")
+    dirs = _shards(example_repo, tmp_path, 2)
+    for d in dirs:  # rewrite every failure's signature to the frozen one's shape: the merge recomputes it
+        runs = json.loads((d / "runs.json").read_text())
+        for rec in runs["runs"].values():
+            for f in rec.get("failures") or []:
+                f["signature"] = "sha256:" + "0" * 64
+        (d / "runs.json").write_text(json.dumps(runs))
+    proc = _merge(example_repo, dirs, tmp_path / "m")
+    assert proc.returncode == 2 and "signature" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,156 @@
+"""``verdict-gate merge``: one decision from the partial evidence of N shards (docs/design.md §11). An edge.
+
+The merge loads and verifies the pack itself and resolves the head and base revisions itself, so
+it decides from a catalog and ledger it checked, never from one a shard described; from each
+shard directory it reads only what the shard measured (``shard.json``, ``runs.json``,
+``base.sig.json``, ``fixture.digest``), each checked against its schema and every failure
+signature recomputed from its parts. Shards that disagree on what they gated, a shard missing
+or given twice, or a property covered twice or not at all make the outcome ``incomplete``,
+naming each problem; the verdicts of what did run are still reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from verdict_gate import pack
+from verdict_gate.core import shard as shards
+from verdict_gate.core import validate
+from verdict_gate.core.errors import GateError
+from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.records import (
+    BaseSigRecord,
+    RecordError,
+    ReplayRecord,
+    RunRecord,
+    RunsRecord,
+    base_sig_record_from_json,
+    runs_record_from_json,
+)
+from verdict_gate.run import git
+from verdict_gate.run.execute import Execution
+from verdict_gate.run.pipeline import Progress, load_pack, revisions, scratch_dir, score_run, split_diff
+
+FIX = "pass the directories `verdict-gate run --shard K/N --out DIR` wrote (download every shard's artifact)"
+
+
+def _read(directory: Path, name: str, schema: str) -> Any:
+    path = directory / name
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GateError("shard evidence", str(path), "does not exist", FIX) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise GateError("shard evidence", str(path), f"cannot be read as JSON ({type(exc).__name__}: {exc})",
+                        FIX) from None
+    validate.check(schema, doc, str(path))
+    return doc
+
+
+class Shard:
+    """One shard directory, read and checked: its header, runs, replays and fixture record."""
+
+    def __init__(self, directory: Path) -> None:
+        if not directory.is_dir():
+            raise GateError("shard directory", str(directory), "is not a directory", FIX)
+        self.where = str(directory)
+        self.header: dict[str, Any] = _read(directory, "shard.json", "shard")
+        self.runs: RunsRecord | None = None
+        self.base_sig: BaseSigRecord | None = None
+        self.fixture: dict[str, Any] | None = None
+        if self.header["outcome"] == "void":
+            return  # a void shard wrote no runs: its reason decides
+        try:
+            self.runs = runs_record_from_json(_read(directory, "runs.json", "runs"), f"{directory}/runs.json")
+            self.base_sig = base_sig_record_from_json(_read(directory, "base.sig.json", "base_sig"),
+                                                      f"{directory}/base.sig.json")
+        except RecordError as exc:
+            raise GateError("shard evidence", str(exc).partition(":")[0], str(exc).partition(": ")[2],
+                            "use the files the gate wrote, unedited") from None
+        self.fixture = _read(directory, "fixture.digest", "fixture_digest")
+
+    @property
+    def label(self) -> str:
+        return f"shard {self.header['index']}/{self.header['count']} ({self.where})"
+
+
+def read_shards(dirs: Sequence[Path]) -> list[Shard]:
+    """Every shard directory read and checked. Raises :class:`GateError` (exit 2) for a directory that is
+    missing, unreadable or not the gate's evidence (schema, signatures)."""
+    if not dirs:
+        raise GateError("verdict-gate merge", "(no directories)", "needs the shard directories", FIX)
+    return [Shard(Path(d)) for d in dirs]
+
+
+def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, policy: str | None,
+          today: dt.date, progress: Progress, pack_options: pack.PackOptions | None = None,
+          temp_parent: Path | None = None) -> Evidence:
+    """The decision of a sharded run. Returns the :class:`Evidence` (its outcome set), like
+    :func:`verdict_gate.run.pipeline.run`.
+
+    Raises:
+        GateError: a shard directory that cannot be read (exit 2), or a usage error.
+    """
+    got = read_shards(dirs)
+    ev = revisions(git.toplevel(repo), base_ref)
+    with scratch_dir(temp_parent) as scratch:
+        p = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
+        if p is None:
+            return ev
+        parts = split_diff(ev, p, progress)
+        if parts.void:
+            return ev
+    progress(f"merging {len(got)} shard{'s' if len(got) != 1 else ''}")
+    void = next((s for s in got if s.header["outcome"] == "void"), None)
+    if void is not None:
+        return ev.void(f"{void.label}: {void.header['void_reason'] or 'void'}")
+    ids = [q.id for q in p.catalog.properties if q.id not in parts.oracle_moved]
+    expected = {"head_revision": ev.head_revision, "base_revision": ev.base_revision, "pack_sha256": p.sha256}
+    problems = shards.problems([(s.where, s.header) for s in got], expected, ids)
+    first = got[0]
+    assert first.runs is not None and first.base_sig is not None and first.fixture is not None
+    wanted = set(ids)
+    runs: dict[str, RunRecord] = {}
+    replays: dict[str, ReplayRecord] = {}
+    items = 0
+    phase_failures: list[str] = []
+    fixture = dict(first.fixture)
+    for s in got:
+        assert s.runs is not None and s.base_sig is not None and s.fixture is not None
+        own = set(s.header["properties"]) & wanted
+        for pid, rec in s.runs.runs.items():
+            if pid in own:
+                runs.setdefault(pid, rec)
+            elif pid not in s.header["properties"]:
+                problems.append(f"{s.label}: runs.json has a run of {pid}, which its shard.json does not list")
+        for rep in s.base_sig.replays:
+            if rep.prop_id in own:
+                replays.setdefault(rep.prop_id, rep)
+        items += s.header["items"]
+        phase_failures += [f"{s.label}: {f}" for f in s.header["phase_failures"]]
+        fixture.setdefault("compat", {}).update((s.fixture.get("compat") or {}))
+        for notice in s.header["notices"]:
+            if notice not in ev.notices:
+                ev.notices.append(notice)
+    if not fixture.get("compat"):
+        fixture.pop("compat", None)
+    ev.fixture = fixture
+    ev.run_id = first.header["run_id"]
+    ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,
+                         fixture_digest=first.runs.fixture_digest, environment=first.runs.environment,
+                         runs={pid: runs[pid] for pid in ids if pid in runs}, run_id=ev.run_id)
+    ev.base_sig = BaseSigRecord(base_revision=ev.base_revision, fixture_digest=first.base_sig.fixture_digest,
+                                replays=tuple(replays[pid] for pid in ids if pid in replays))
+    done = Execution(records=dict(ev.runs.runs), digest=fixture, items=items, notices=[],
+                     phase_failures=phase_failures)
+    score_run(ev, p, parts, done, today)
+    if problems:
+        ev.notices += problems
+        ev.outcome = "incomplete"
+        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+        ev.why = f"the shards cannot be merged into one decision: {problems[0]}{more}"
+    return ev

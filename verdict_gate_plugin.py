@@ -83,10 +83,10 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         # Candidate code never runs here: its modules become proxies of a sandboxed worker.
         if isolation.get("cpu") is not None:
-            try:  # before the worker starts, so it inherits the CPU (see runner._isolation_spec)
+            # Before the worker starts, so it inherits the CPU (see runner._isolation_spec); a hint
+            # for speed, not a fence.
+            with contextlib.suppress(AttributeError, OSError, ValueError):
                 os.sched_setaffinity(0, {int(isolation["cpu"])})
-            except (AttributeError, OSError, ValueError):
-                pass  # a hint for speed, not a fence
         proxy = _load_by_path("proxy", isolation["modules"])
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
                               readonly=isolation.get("readonly", []), hidden=isolation.get("hidden", []),

@@ -529,3 +529,48 @@ def test_oracle_pack_from_an_artifact(example_repo: Path, tmp_path: Path) -> Non
     assert verdicts["pack"]["artifact"]["artifact_id"] == art["id"]
     assert verdicts["pack"]["artifact"]["run_id"] == run["id"]
     assert TOKEN not in res.stdout and TOKEN not in evidence.read_text()
+
+
+# --- shards: a matrix of shard jobs and one merge job (reusable workflow input `shards`) ----------------
+
+
+def test_shards_then_merge_decide_like_one_job(example_repo: Path, tmp_path: Path) -> None:
+    apply_candidate(example_repo, "new-failure")
+    for name in ("whole", "s1", "s2", "m", "m2"):
+        (tmp_path / name).mkdir()
+    whole = Runner(tmp_path / "whole", example_repo).event("pull_request", pr_event(example_repo))
+    whole.env["GITHUB_RUN_ID"] = "4242"
+    one = whole.run()
+    downloads = example_repo / ".verdict-gate-shards"
+    for k in (1, 2):
+        runner = Runner(tmp_path / f"s{k}", example_repo).event("pull_request", pr_event(example_repo))
+        runner.env["GITHUB_RUN_ID"] = "4242"
+        res = runner.inputs(shard=f"{k}/2").run()
+        assert res.code == 0, res.stdout
+        assert res.outputs["outcome"] == "" and res.outputs["promoted"] == "false"
+        assert res.summary.startswith(f"## verdict-gate shard {k}/2")
+        evidence = tmp_path / f"s{k}" / "temp" / "verdict-gate"
+        assert not (evidence / "verdicts.json").exists()
+        shutil.copytree(evidence, downloads / f"verdict-gate-shard-1-{k}")  # as download-artifact lays them out
+    merge = Runner(tmp_path / "m", example_repo).event("pull_request", pr_event(example_repo))
+    res = merge.inputs(merge_shards=".verdict-gate-shards").run()
+    assert res.code == one.code == 1, res.stdout
+    assert {k: v for k, v in res.outputs.items() if k not in ("evidence-dir", "sarif-file")} == \
+        {k: v for k, v in one.outputs.items() if k not in ("evidence-dir", "sarif-file")}
+    assert [a[1].get("title") for a in annotations(res)] == [a[1].get("title") for a in annotations(one)]
+    merged = validate_evidence(tmp_path / "m" / "temp" / "verdict-gate")["verdicts.json"]
+    assert merged["outcome"] == "blocked"
+
+    shutil.rmtree(downloads / "verdict-gate-shard-1-2")  # a shard job that never uploaded
+    res = Runner(tmp_path / "m2", example_repo).event("pull_request", pr_event(example_repo)).inputs(
+        merge_shards=".verdict-gate-shards").run()
+    assert res.code == 4 and res.outputs["outcome"] == "incomplete", res.stdout
+    assert "shard 2/2 is missing" in res.summary
+
+
+def test_shard_inputs_are_checked(example_repo: Path, tmp_path: Path) -> None:
+    for inputs, needle in (({"shard": "3/2"}, "input shard"), ({"shard": "1/2", "merge_shards": "x"}, "both set"),
+                           ({"merge_shards": "nowhere"}, "is not a directory")):
+        runner = Runner(tmp_path, example_repo).event("pull_request", pr_event(example_repo))
+        res = runner.inputs(**inputs).run()
+        assert res.code == 2 and needle in res.stdout, res.stdout

@@ -72,9 +72,23 @@ def test_gate_workflow_gates_with_protected_code_and_aggregates() -> None:
     checkout = next(s for _, s in _steps(doc) if s.get("with", {}).get("path") == ".verdict-gate-action")
     assert "pull_request.base.sha" in checkout["with"]["ref"]  # the gate's own code comes from the base
     promoted = doc["jobs"]["promoted"]
-    assert promoted["needs"] == "gate" and "always()" in promoted["if"]
+    assert promoted["needs"] == ["gate", "merge"] and "always()" in promoted["if"]
     run = promoted["steps"][0]["run"]
     assert 'test "$RESULT" = success' in run and 'test "$PROMOTED" = true' in run
+    # shards: N > 1 runs a matrix of shard jobs and one merge job, which the required check reads
+    jobs = doc["jobs"]
+    assert doc["on"]["workflow_call"]["inputs"]["shards"]["default"] == "1"
+    assert "inputs.shards > 1" in jobs["plan"]["if"] and "!(inputs.shards > 1)" in jobs["gate"]["if"]
+    assert jobs["shard"]["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.plan.outputs.shards) }}"
+    shard_step = next(s for s in jobs["shard"]["steps"] if s.get("id") == "gate")
+    assert shard_step["with"]["shard"] == "${{ matrix.shard }}/${{ inputs.shards }}"
+    merge_steps = jobs["merge"]["steps"]
+    download = next(s for s in merge_steps if "download-artifact" in s.get("uses", ""))
+    merge_step = next(s for s in merge_steps if s.get("id") == "gate")
+    assert download["with"]["path"] == merge_step["with"]["merge-shards"]
+    assert jobs["merge"]["needs"] == "shard" and "!cancelled()" in jobs["merge"]["if"]
+    assert "needs.merge.result" in promoted["steps"][0]["env"]["RESULT"]
+    assert jobs["shard"]["strategy"]["fail-fast"] == "false"
 
 
 def test_base_replay_inputs() -> None:

@@ -312,7 +312,11 @@ def run_record_from_json(raw: Mapping[str, Any], where: str) -> RunRecord:
 
 
 def runs_record_from_json(doc: Mapping[str, Any], where: str) -> RunsRecord:
-    """The :class:`RunsRecord` of a ``runs.json`` document (valid against its schema). Raises :class:`RecordError`."""
+    """The :class:`RunsRecord` of a ``runs.json`` document (valid against its schema).
+
+    Raises:
+        RecordError: as :func:`run_record_from_json`.
+    """
     return RunsRecord(revision=doc["revision"], base_revision=doc["base_revision"],
                       fixture_digest=doc["fixture_digest"], environment=dict(doc["environment"]),
                       runs={pid: run_record_from_json(r, f"{where} runs.{pid}") for pid, r in doc["runs"].items()},
@@ -320,7 +324,11 @@ def runs_record_from_json(doc: Mapping[str, Any], where: str) -> RunsRecord:
 
 
 def base_sig_record_from_json(doc: Mapping[str, Any], where: str) -> BaseSigRecord:
-    """The :class:`BaseSigRecord` of a ``base.sig.json`` document (valid against its schema). Raises :class:`RecordError`."""
+    """The :class:`BaseSigRecord` of a ``base.sig.json`` document (valid against its schema).
+
+    Raises:
+        RecordError: as :func:`run_record_from_json`.
+    """
     replays = []
     for i, r in enumerate(doc["replays"]):
         at = f"{where} replays[{i}]"

@@ -33,8 +33,8 @@ class ShardSpec:
         return f"{self.index}/{self.count}"
 
 
-def parse_shard(text: str) -> ShardSpec:
-    """``"K/N"`` → :class:`ShardSpec` (1 ≤ K ≤ N ≤ 256).
+def parse_shard(text: str, what: str = "--shard") -> ShardSpec:
+    """``"K/N"`` → :class:`ShardSpec` (1 ≤ K ≤ N ≤ 256); ``what`` names the flag or input in messages.
 
     Raises:
         GateError: anything else (exit 2), with the fix.
@@ -44,7 +44,7 @@ def parse_shard(text: str) -> ShardSpec:
         index, count = int(m.group(1)), int(m.group(2))
         if 1 <= index <= count <= MAX_SHARDS:
             return ShardSpec(index, count)
-    raise GateError("--shard", repr(text), f"is not K/N with 1 ≤ K ≤ N ≤ {MAX_SHARDS}",
+    raise GateError(what, repr(text), f"is not K/N with 1 ≤ K ≤ N ≤ {MAX_SHARDS}",
                     "pass the matrix index and size, e.g. --shard 1/3 … --shard 3/3 "
                     "(in a workflow: --shard ${{ matrix.shard }}/${{ strategy.job-total }})")
 

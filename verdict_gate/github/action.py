@@ -63,6 +63,8 @@ class Settings:
     fail_on: frozenset[str]
     fetch_history: bool
     host_temp: str
+    shard: str = ""  # K/N: run that shard only and write partial evidence (the merge job decides)
+    merge_shards: str = ""  # a directory of shard directories: decide from them instead of running
 
 
 def read_settings(environ: Mapping[str, str]) -> Settings:
@@ -92,6 +94,8 @@ def read_settings(environ: Mapping[str, str]) -> Settings:
         # The default `host:${{ runner.temp }}` carries a prefix so the runner does not rewrite it
         # to the container path: it is where later steps find RUNNER_TEMP.
         host_temp=host_temp.removeprefix(HOST_PREFIX) if host_temp.startswith(HOST_PREFIX) else "",
+        shard=gh.get_input(environ, "shard"),
+        merge_shards=gh.get_input(environ, "merge-shards"),
     )
 
 
@@ -111,6 +115,19 @@ def _check_inputs(environ: Mapping[str, str], workspace: Path, repo: Path, worki
     if not here.is_dir():
         raise GateError("input working-directory", repr(working_dir), "does not exist in the workspace as a directory",
                         "give the `path:` actions/checkout used, or leave it at `.`")
+    shard, merge_shards = gh.get_input(environ, "shard"), gh.get_input(environ, "merge-shards")
+    if shard and merge_shards:
+        raise GateError("inputs shard and merge-shards", f"{shard!r} and {merge_shards!r}", "are both set",
+                        "set `shard` in the matrix jobs that run the properties and `merge-shards` only in the "
+                        "one job that decides")
+    if shard:
+        from verdict_gate.core.shard import parse_shard
+
+        parse_shard(shard, "input shard")
+    if merge_shards and not (workspace / merge_shards).is_dir():
+        raise GateError("input merge-shards", repr(merge_shards), "is not a directory in the workspace",
+                        "download every shard's evidence artifact into it first (actions/download-artifact "
+                        "with `pattern:` and `path:`), one subdirectory per shard")
     pin = gh.get_input(environ, "oracle-pack-sha256")
     if pin and not re.fullmatch(r"[0-9a-fA-F]{64}", pin):
         raise GateError("input oracle-pack-sha256", repr(pin[:80]), "is not a sha256 (64 hex digits)",
@@ -413,8 +430,26 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
             pipeline.interrupt_on_sigterm()
             check_out_dir(out_dir, settings.repo)
             clear_stale(out_dir)
-            ev = pipeline.run(settings.repo, base, pack, policy=settings.policy or None, today=pipeline.today(),
-                              progress=progress, pack_options=pack_options(settings))
+            if settings.merge_shards:
+                from verdict_gate.run.merge import merge
+
+                ev = merge(shard_dirs(settings.workspace / settings.merge_shards), settings.repo, base, pack,
+                           policy=settings.policy or None, today=pipeline.today(), progress=progress,
+                           pack_options=pack_options(settings))
+            else:
+                ev = pipeline.run(settings.repo, base, pack, policy=settings.policy or None, today=pipeline.today(),
+                                  progress=progress, pack_options=pack_options(settings), shard=shard_spec(settings))
+            if ev.shard is not None or (settings.shard and ev.outcome == "void"):
+                from verdict_gate.report import render_shard
+
+                if ev.shard is None:
+                    spec = shard_spec(settings)
+                    assert spec is not None
+                    ev.shard = {"index": spec.index, "count": spec.count, "properties": []}
+                files = render_shard(ev)
+                write_files(out_dir, files)
+                print(f"evidence: {out_dir}", file=stdout)
+                return ev, files, {}
             files = render_all(ev, settings.sarif_category)
             write_files(out_dir, files)
             stdout.write(terminal_table(ev))
@@ -423,6 +458,54 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
         stdout.flush()
         _emit(stdout, [f"::{token}::"])
     return ev, files, sarif(ev, settings.sarif_category)
+
+
+def shard_spec(settings: Settings) -> Any:
+    """The ``shard`` input as a :class:`~verdict_gate.core.shard.ShardSpec` (``None`` when unset)."""
+    if not settings.shard:
+        return None
+    from verdict_gate.core.shard import parse_shard
+
+    return parse_shard(settings.shard, "input shard")
+
+
+def shard_dirs(root: Path) -> list[Path]:
+    """The shard directories under ``root`` (the ``merge-shards`` input): every directory holding a
+    ``shard.json``, ``root`` itself or one level down (actions/download-artifact puts each artifact in
+    a subdirectory named after it), sorted by name. Raises GateError when there is none."""
+    from verdict_gate.core.errors import GateError
+
+    found = sorted(d for d in [root, *root.iterdir()] if d.is_dir() and (d / "shard.json").is_file())
+    if not found:
+        raise GateError("input merge-shards", str(root), "holds no shard evidence (no shard.json one level down)",
+                        "download the artifacts the shard jobs uploaded into it (actions/download-artifact with "
+                        "`pattern: verdict-gate-shard-*` and `path:` this directory)")
+    return found
+
+
+def report_shard(ev: Evidence, shown: str, settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> int:
+    """Outputs and the job summary of one shard: no outcome (the merge job decides); 0 once its partial
+    evidence is written, the void exit code when this shard found the run void."""
+    from verdict_gate.core.errors import EXIT_CODES
+    from verdict_gate.github import workflow as gh
+    from verdict_gate.report.text import md_line
+
+    assert ev.shard is not None
+    void = ev.outcome == "void"
+    gh.write_outputs(environ.get("GITHUB_OUTPUT"), {
+        "outcome": "void" if void else "", "promoted": "false", "pass-count": "", "fail-count": "",
+        "inconclusive-count": "", "sarif-file": "", "evidence-dir": shown, "base-revision": ev.base_revision,
+    })
+    label = f"shard {ev.shard['index']}/{ev.shard['count']}"
+    if void:
+        _emit(stdout, [gh.command("error", f"{label}: void: {ev.void_reason}", {"title": "verdict-gate void"})])
+        text = f"## verdict-gate {label}: **void**\n\n{md_line(ev.void_reason)}\n"
+    else:
+        ran = len(ev.shard["properties"])
+        text = (f"## verdict-gate {label}\n\n{ran} propert{'y' if ran == 1 else 'ies'} run on "
+                f"`{ev.head_revision[:12]}`; the evidence is in `{md_line(shown)}`. The merge job decides.\n")
+    gh.append_summary(environ.get("GITHUB_STEP_SUMMARY"), text)
+    return EXIT_CODES["void"] if void and "void" in settings.fail_on else 0
 
 
 def execute(settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> int:
@@ -458,6 +541,8 @@ def execute(settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> i
             for path in (out_dir, settings.repo / ".git"):
                 with contextlib.suppress(OSError):
                     gh.chown_tree(path, owner.st_uid, owner.st_gid)
+    if ev.shard is not None:
+        return report_shard(ev, shown, settings, environ, stdout)
     return report_outcome(ev, files, sarif, shown, settings, why, base, environ, stdout, warnings)
 
 

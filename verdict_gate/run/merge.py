@@ -33,7 +33,7 @@ from verdict_gate.core.records import (
 )
 from verdict_gate.run import git
 from verdict_gate.run.execute import Execution
-from verdict_gate.run.pipeline import Progress, load_pack, revisions, scratch_dir, score_run, split_diff
+from verdict_gate.run.pipeline import Progress, load_pack, revisions, score_run, scratch_dir, split_diff
 
 FIX = "pass the directories `verdict-gate run --shard K/N --out DIR` wrote (download every shard's artifact)"
 
@@ -132,7 +132,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
                 replays.setdefault(rep.prop_id, rep)
         items += s.header["items"]
         phase_failures += [f"{s.label}: {f}" for f in s.header["phase_failures"]]
-        fixture.setdefault("compat", {}).update((s.fixture.get("compat") or {}))
+        fixture.setdefault("compat", {}).update(s.fixture.get("compat") or {})
         for notice in s.header["notices"]:
             if notice not in ev.notices:
                 ev.notices.append(notice)

@@ -163,6 +163,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             done = candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs, only)
             fresh_replay(ev, p, done, scratch, progress)
         if shard is not None:
+            assert ev.shard is not None
             ev.shard.update(items=done.items, phase_failures=list(done.phase_failures))
             return ev
         score_run(ev, p, parts, done, today)

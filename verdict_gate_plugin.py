@@ -172,6 +172,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = _state(session.config)
     if state is not None:
         _results(state)  # loaded before any test module (and the candidate code it imports) runs
+        # The pack is a fresh copy at a fresh path in every run: bytecode written for its modules (one
+        # file per property file) would never be read again. pytest, Hypothesis and the plugin are
+        # imported by now, so their cached bytecode is kept.
+        sys.dont_write_bytecode = True
 
 
 def _emit(state: dict[str, Any], record: dict[str, Any]) -> None:
@@ -257,6 +261,13 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
     current = getattr(func, "_hypothesis_internal_use_settings", None)
     func._hypothesis_internal_use_settings = settings(current, database=None, deadline=None)
     inner = handle.inner_test
+    if not hasattr(func, "_hypothesis_internal_database_key"):
+        # Hypothesis keys its (unused: database=None) example database by a digest of the inner test's
+        # source; with the wrapper below that would tokenize this plugin's source once per property.
+        from hypothesis.internal.reflection import function_digest
+
+        with contextlib.suppress(Exception):
+            func._hypothesis_internal_database_key = function_digest(inner)
     pack_dir = str(item.config.rootpath) + os.sep
 
     def counted(*args: Any, **kwargs: Any) -> Any:

@@ -50,6 +50,8 @@ def main() -> int:
     parser.add_argument("--hypothesis-share", type=float, default=0.3)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--isolation", choices=["sandbox", "process", "none"], default=None,
+                        help="the catalog's isolation level (default: the gate's, sandbox)")
     args = parser.parse_args()
     xdist = importlib.util.find_spec("xdist") is not None
     python = sys.executable
@@ -57,7 +59,8 @@ def main() -> int:
           + (f" {'xdist -n2 s':>11}" if xdist else ""))
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            repo = _gen().generate(Path(tmp) / "suite", size, args.hypothesis_share, fresh_examples=0)
+            repo = _gen().generate(Path(tmp) / "suite", size, args.hypothesis_share, fresh_examples=0,
+                                   isolation=args.isolation)
             plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "oracle/properties"]
             env = {"PYTHONPATH": "src", "PYTHONHASHSEED": "0"}
             figures: dict[str, list[float]] = {"pytest": [], "xdist": []}

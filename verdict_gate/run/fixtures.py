@@ -30,6 +30,29 @@ def glob_roots(globs: Sequence[str]) -> list[str]:
     return sorted(set(roots))
 
 
+def not_checked_out(catalog: Catalog) -> tuple[str, ...]:
+    """Directories of a tree to gate that are left out of its checkout: the catalog's ``pack_root``.
+
+    The properties and their fixtures come from the pack, never from the tree, so the tree's copy of
+    the oracle is only something candidate code could read to learn the properties it is judged by,
+    and files to write (2,000 property files cost a second on a slow disk). It is kept when a
+    repository fixture root or a ``python_path`` entry lies in it (or the pack root is the tree's root).
+    """
+    root = catalog.pack_root.strip("/")
+    if root in ("", "."):
+        return ()
+
+    def inside(path: str) -> bool:
+        return path == root or path.startswith(root + "/")
+
+    fixture_roots = [r.strip("/") for r in glob_roots(catalog.paths.fixtures)]
+    if any(r in ("", ".") or inside(r) or root.startswith(r + "/") for r in fixture_roots):
+        return ()  # repository fixtures in (or around) the pack root
+    if any(inside(p.strip("/")) for p in catalog.python_path):
+        return ()
+    return (root,)
+
+
 def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
     """The tree's files matching the catalog's fixture globs, as digest entries ``repo/<path>``."""
     entries = []

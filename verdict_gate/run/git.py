@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from verdict_gate.core.errors import GateError
@@ -138,13 +138,23 @@ def dirty_paths(repo: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def worktree(repo: Path, rev: str, parent: Path | None = None) -> Iterator[Path]:
-    """A detached worktree of ``rev`` in a fresh temp dir, removed on every path out."""
+def worktree(repo: Path, rev: str, parent: Path | None = None, exclude: Sequence[str] = ()) -> Iterator[Path]:
+    """A detached worktree of ``rev`` in a fresh temp dir, removed on every path out.
+
+    ``exclude``: top-level-relative directories (POSIX, e.g. ``"oracle"``) not written to disk; their
+    files stay in the worktree's index (``git status`` there shows them deleted). The repository's
+    configuration is not touched (no sparse-checkout settings).
+    """
     holder = Path(tempfile.mkdtemp(prefix="verdict-gate-wt-", dir=parent))
     path = holder / "tree"
     try:
         # No parallel checkout (checkout.workers): its writers held a whole 2 GiB blob in memory.
-        git(repo, *LOW_MEMORY, "worktree", "add", "--detach", "--quiet", str(path), rev)
+        if not exclude:
+            git(repo, *LOW_MEMORY, "worktree", "add", "--detach", "--quiet", str(path), rev)
+        else:
+            git(repo, *LOW_MEMORY, "worktree", "add", "--detach", "--quiet", "--no-checkout", str(path), rev)
+            git(path, *LOW_MEMORY, "checkout", "--quiet", rev, "--", ":(top)",
+                *(f":(top,exclude,literal){d.strip('/')}" for d in exclude))
         yield path
     finally:
         # Delete the files and let `prune` drop the worktree's record: `worktree remove --force`

@@ -7,7 +7,9 @@ Shared by the candidate run (:mod:`verdict_gate.run.pipeline`) and the base repl
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from verdict_gate.run import runner
 from verdict_gate.run.fixtures import fixture_digest, fixtures_changed, glob_roots
 
 Progress = Callable[[str], None]
+Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
 def workspace(p: Pack, tree: Path, scratch: Path, hidden: Sequence[Path] = (),
@@ -57,7 +60,8 @@ class Execution:
 def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_revision: str,
             scratch: Path, progress: Progress,
             digest: tuple[Scan, dict[str, Any]] | None = None, *, repo: Path | None = None,
-            plan: Mapping[str, Mapping[str, Any]] | None = None, jobs: int | None = None) -> Execution:
+            plan: Mapping[str, Mapping[str, Any]] | None = None, jobs: int | None = None,
+            slot: Slot | None = None, cancel: threading.Event | None = None) -> Execution:
     """Fixture digest (unless the caller already has it as ``digest``), then run ``props`` on ``tree``
     in up to ``jobs`` oracle processes at once (``None``: :func:`runner.default_jobs`).
 
@@ -67,6 +71,10 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
     After the run the fixtures are checked again (by stamps, reading only files whose stamp moved,
     docs/design.md §4): a change means some property mutated them.
     ``plan``: per property id, the extra passes to run (``example_log``, ``fresh_seed``, ``fresh_examples``).
+    ``slot`` and ``cancel``: for a run beside another one (:class:`Slots`, :func:`runner.run_properties`).
+
+    Raises:
+        runner.Cancelled: ``cancel`` was set.
     """
     notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
                for entry in p.catalog.python_path if not (tree / entry).is_dir()]
@@ -74,11 +82,15 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
                 for entry in p.catalog.python_path
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
-    result, record = digest or fixture_digest(p, tree, revision)
+    if digest is None:
+        with runner.no_sweep():  # beside another run: a process the digest may start is not a stray
+            digest = fixture_digest(p, tree, revision)
+    result, record = digest
     hidden = [scratch.parent, Path(os.path.expanduser("~"))] + ([repo] if repo is not None else [])
     ws = workspace(p, tree, scratch, hidden, plan)
     before = result.digest
-    ran = runner.run_properties(props, ws, progress, jobs) if props else runner.Outcome({}, [])
+    ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
+           else runner.Outcome({}, []))
     raw = ran.results
     mutated = fixtures_changed(p, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
     by_id = {prop.id: prop for prop in props}
@@ -96,3 +108,47 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
     notices += [f"{pid}: pytest collected no test for {by_id[pid].selector!r} in the pack: check the catalog's "
                 "oracle and node" for pid in uncollected]
     return Execution(records, record, items, notices, ran.phase_failures, uncollected)
+
+
+class Slots:
+    """A budget of ``count`` oracle processes at once, shared by runs that go on side by side (the base
+    replay beside the candidate run, :func:`verdict_gate.run.pipeline.base_and_candidate`).
+
+    Each oracle process holds a slot while it runs and is pinned to that slot's CPU (slot *i*: the
+    *i*-th CPU this process may use, round-robin), so processes that run at once never share a CPU
+    while the budget is no larger than the CPUs. A free slot goes to a waiting process of the run
+    with the lower ``priority`` first. No slot is ever idle while a process waits: a slot a run
+    leaves (its last share ended early, or it ended) is the other run's at once.
+    """
+
+    def __init__(self, count: int, cpus: Sequence[int] | None = None) -> None:
+        self._free = set(range(max(1, count)))
+        self._cpus = list(runner._cpus() if cpus is None else cpus)
+        self._waiting: dict[int, int] = {}
+        self._cond = threading.Condition()
+
+    def slot(self, priority: int, cancel: threading.Event) -> Slot:
+        """The ``slot`` argument of :func:`execute` for one run: waiting ends with
+        :class:`runner.Cancelled` once ``cancel`` is set."""
+        return lambda: self._hold(priority, cancel)
+
+    @contextmanager
+    def _hold(self, priority: int, cancel: threading.Event) -> Iterator[int | None]:
+        with self._cond:
+            self._waiting[priority] = self._waiting.get(priority, 0) + 1
+            try:
+                while not self._free or any(n for p, n in self._waiting.items() if p < priority):
+                    if cancel.is_set():
+                        raise runner.Cancelled("the run was cancelled")
+                    self._cond.wait(runner.POLL_S)
+                index = min(self._free)
+                self._free.remove(index)
+            finally:
+                self._waiting[priority] -= 1
+                self._cond.notify_all()
+        try:
+            yield self._cpus[index % len(self._cpus)] if len(self._cpus) > 1 else None
+        finally:
+            with self._cond:
+                self._free.add(index)
+                self._cond.notify_all()

@@ -4,7 +4,8 @@
 2. :func:`digest_fixtures` — the fixture digest of the candidate (``fixture.digest``);
 3. :func:`split_diff` — the diff ``BASE...HEAD`` into buckets (``oracle_edited.json``);
 4. :func:`base_replay` — the ledger's properties on the base revision (``base.sig.json``);
-5. :func:`candidate_run` — every catalog property not edited, on HEAD (``runs.json``);
+5. :func:`candidate_run` — every catalog property not edited, on HEAD (``runs.json``); with a budget
+   of two or more processes, steps 4 and 5 run side by side (:func:`base_and_candidate`);
 6. :func:`score_run` — :func:`verdict_gate.core.score.score`: verdicts, promotion, outcome.
 
 The edges live beside it (:mod:`~verdict_gate.run.git`, :mod:`~verdict_gate.run.runner`,
@@ -14,12 +15,14 @@ freeze before the fixture digest exists.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -35,9 +38,9 @@ from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.report.text import printable
-from verdict_gate.run import git, runner
+from verdict_gate.run import git, runner, sandbox
 from verdict_gate.run.collected import check_collected
-from verdict_gate.run.execute import Execution, execute
+from verdict_gate.run.execute import Execution, Slot, Slots, execute
 from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest
 from verdict_gate.run.replay import replay
 
@@ -132,7 +135,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
     was not void); writing it is the caller's.
 
     ``jobs``: oracle processes at once for the candidate run (``None``: the core count, or
-    ``$VERDICT_GATE_JOBS``). ``shard``: run only that shard's share of the properties and their base
+    ``$VERDICT_GATE_JOBS``); with two or more, the base replay runs beside it within that budget
+    (:func:`base_and_candidate`). ``shard``: run only that shard's share of the properties and their base
     replays (:func:`verdict_gate.core.shard.share`), and stop before scoring: ``ev.shard`` holds the
     share, and ``verdict-gate merge`` decides (:func:`merge`).
 
@@ -159,8 +163,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 ev.shard = {"index": shard.index, "count": shard.count, "properties": [
                     q.id for q in p.catalog.properties if q.id in only], "pack_sha256": p.sha256}
                 progress(f"shard {shard}: {len(only)} of the catalog's properties")
-            ev.base_sig = base_replay(ev, p, parts, scratch, progress, only)
-            done = candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs, only)
+            done = base_and_candidate(ev, p, cand, parts, digest, scratch, progress, jobs, only)
             fresh_replay(ev, p, done, scratch, progress)
         if shard is not None:
             assert ev.shard is not None
@@ -255,20 +258,127 @@ def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Spli
     return parts
 
 
+PARALLEL_ENV = "VERDICT_GATE_PARALLEL_REPLAY"  # "0": the base replay first, then the candidate run
+
+
+def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
+                       digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
+                       jobs: int | None = None, only: set[str] | None = None) -> Execution:
+    """Steps 4 and 5: the base replay (``ev.base_sig``) and the candidate run (returned).
+
+    With a budget of two or more oracle processes (``jobs``, else :func:`runner.default_jobs`) and a
+    frozen property to replay, the base replay runs in a thread beside the candidate run: each on its
+    own worktree, scratch directory and processes, the two sharing the budget (:class:`Slots`: never
+    more than ``jobs`` processes at once, those at once on different CPUs, a slot the candidate run
+    leaves going to the base replay at once). Otherwise, or with ``$VERDICT_GATE_PARALLEL_REPLAY`` set
+    to ``0``, one after the other. The evidence is the same either way (apart from timings): the
+    records do not depend on how processes are scheduled, and the base replay's notices come first.
+
+    Raises:
+        GateError, VoidError: from either step; the base replay's first, as when it runs first.
+    """
+    budget = jobs if jobs is not None else runner.default_jobs()
+    if budget < 2 or not replay_ids(p, parts, only) or os.environ.get(PARALLEL_ENV, "").strip() == "0":
+        ev.base_sig = base_replay(ev, p, parts, scratch, progress, only)
+        return candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs, only)
+    lock = threading.Lock()
+
+    def lines(prefix: str) -> Progress:
+        def say(message: str) -> None:
+            with lock:  # whole lines, whichever thread: the runner reports from one thread per process
+                progress(prefix + message)
+        return say
+
+    slots = Slots(budget)
+    for level in {prop.isolation for prop in p.catalog.properties} - {"none"}:
+        # Probed once per process, here: a probe's process started beside a run could be swept as a stray.
+        with contextlib.suppress(sandbox.Unavailable):
+            sandbox.plan(level, readonly=[], hidden=[], cwd=str(cand))
+    stop_base, stop_candidate = threading.Event(), threading.Event()
+    base_notices: list[str] = []
+    base: dict[str, Any] = {}
+
+    def replay_base() -> None:
+        try:
+            base["sig"] = base_replay(ev, p, parts, scratch, _silent, only, notices=base_notices, jobs=budget,
+                                      slot=slots.slot(1, stop_base), cancel=stop_base, lines=lines("base: "))
+        except BaseException as exc:  # handed to the caller's thread below
+            base["error"] = exc
+            stop_candidate.set()  # the base replay's error is the run's (it would have stopped it first)
+
+    lines("")(_replay_headline(ev, replay_ids(p, parts, only)) + f", beside the candidate run ({budget} "
+                                                                 "oracle processes at once between them)")
+    mark = len(ev.notices)
+    thread = threading.Thread(target=replay_base, name="verdict-gate-base-replay")
+    done: Execution | None = None
+    failure: BaseException | None = None
+    try:
+        thread.start()
+        done = candidate_run(ev, p, cand, parts, digest, scratch, lines(""), budget, only,
+                             slot=slots.slot(0, stop_candidate), cancel=stop_candidate)
+    except BaseException as exc:
+        failure = exc
+        if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the base replay stops now too
+            stop_base.set()
+    _join(thread, stop_base)  # its worktree, processes and scratch are gone once it returns
+    if failure is not None and not isinstance(failure, Exception):
+        raise failure
+    if "error" in base:
+        raise base["error"]
+    if failure is not None:
+        raise failure
+    assert done is not None
+    ev.notices[mark:mark] = base_notices  # where the base replay, run first, would have put them
+    ev.base_sig = base["sig"]
+    return done
+
+
+def _join(thread: threading.Thread, stop: threading.Event) -> None:
+    """Wait for ``thread``; a Ctrl-C or SIGTERM meanwhile sets ``stop`` and is raised once it has ended."""
+    interrupted = False
+    while thread.is_alive():
+        try:
+            thread.join()
+        except KeyboardInterrupt:
+            stop.set()
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+def _silent(_message: str) -> None:
+    pass
+
+
+def _replay_headline(ev: Evidence, ids: list[str]) -> str:
+    return f"base replay of {len(ids)} frozen propert{'y' if len(ids) == 1 else 'ies'} on {ev.base_revision[:12]}"
+
+
+def replay_ids(p: pack.Pack, parts: diffsplit.Split, only: set[str] | None = None) -> list[str]:
+    """The ledger's properties whose oracle is not edited (and, for a shard, in ``only``): the base replay's."""
+    return [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved and (only is None or i in only)]
+
+
 def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Path,
-                progress: Progress, only: set[str] | None = None) -> BaseSigRecord:
+                progress: Progress, only: set[str] | None = None, *, notices: list[str] | None = None,
+                lines: Progress | None = None, jobs: int | None = None, slot: Slot | None = None,
+                cancel: threading.Event | None = None) -> BaseSigRecord:
     """Step 4: replay the ledger's properties whose oracle is not edited (and, for a shard, in ``only``),
-    on the base revision."""
-    to_replay = [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved and (only is None or i in only)]
+    on the base revision.
+
+    ``notices`` (default ``ev.notices``) gets the replay's notices; ``lines`` (default ``progress``) its
+    per-property progress; ``jobs``, ``slot``, ``cancel``: as for :func:`replay`.
+    """
+    to_replay = replay_ids(p, parts, only)
     assert ev.fixture is not None
     if not to_replay:
         return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture["digest"])
-    progress(f"base replay of {len(to_replay)} frozen propert{'y' if len(to_replay) == 1 else 'ies'} "
-             f"on {ev.base_revision[:12]}")
+    progress(_replay_headline(ev, to_replay))
     # The frozen properties keep their example logs, and draw their fresh examples on the base right
     # away (the same fresh seeds as the candidate's): their fresh failures need no second replay.
     plan = {pid: {"example_log": True, **fresh_plan(ev, p.catalog.by_id()[pid])} for pid in to_replay}
-    return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, progress, ev.notices, plan=plan)
+    return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, lines or progress,
+                  ev.notices if notices is None else notices, plan=plan, jobs=jobs, slot=slot, cancel=cancel)
 
 
 def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
@@ -280,9 +390,10 @@ def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
 
 def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
                   digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
-                  jobs: int | None = None, only: set[str] | None = None) -> Execution:
+                  jobs: int | None = None, only: set[str] | None = None, *, slot: Slot | None = None,
+                  cancel: threading.Event | None = None) -> Execution:
     """Step 5: every catalog property whose oracle is not edited (and, for a shard, in ``only``), on the
-    candidate (``runs.json``)."""
+    candidate (``runs.json``). ``slot``, ``cancel``: as for :func:`execute`."""
     props = [prop for prop in p.catalog.properties
              if prop.id not in parts.oracle_moved and (only is None or prop.id in only)]
     progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate "
@@ -293,7 +404,7 @@ def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split
     frozen = set(p.ledger.prop_ids())
     plan = {prop.id: {"example_log": prop.id in frozen, **fresh_plan(ev, prop)} for prop in props}
     done = execute(props, p, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, digest,
-                   repo=Path(ev.repo), plan=plan, jobs=jobs)
+                   repo=Path(ev.repo), plan=plan, jobs=jobs, slot=slot, cancel=cancel)
     check_collected(p, done)  # a node: that does not exist is the catalog's error, before any scoring
     ev.notices += done.notices
     ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,
@@ -301,7 +412,9 @@ def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split
                          run_id=run_id)
     # A freeze recorded under tree-v1 stays comparable: the fixtures are read once more, in that
     # format, only when a failed property has a freeze under another digest (docs/design.md §4).
-    legacy = legacy_digest(p, cand, ev.head_revision, digest[0], {pid for pid, r in done.records.items() if r.failed})
+    with runner.no_sweep():  # the base replay may run beside: a process the digest may start is not a stray
+        legacy = legacy_digest(p, cand, ev.head_revision, digest[0],
+                               {pid for pid, r in done.records.items() if r.failed})
     if legacy is not None and ev.fixture is not None:
         ev.fixture["compat"] = {TREE_V1: legacy}
     return done

@@ -2,33 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord
 from verdict_gate.pack import Pack, PackOptions, load
-from verdict_gate.run import git
+from verdict_gate.run import git, runner
 from verdict_gate.run.collected import check_collected
-from verdict_gate.run.execute import execute
+from verdict_gate.run.execute import Slot, execute
 
 Progress = Callable[[str], None]
 
 
 def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: Path,
            progress: Progress, notices: list[str] | None = None, *,
-           plan: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay") -> BaseSigRecord:
+           plan: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
+           slot: Slot | None = None, cancel: threading.Event | None = None) -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev``.
 
     Every replayed property keeps its example log (docs/design.md §8.3) unless ``plan`` (per id: the
     runner's extra passes) says otherwise; ``name`` is the scratch subdirectory of this replay.
+    ``jobs``, ``slot``, ``cancel``: as for :func:`verdict_gate.run.execute.execute` (a replay beside the
+    candidate run shares its budget of processes).
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
     The worktree is removed on every path.
 
     Raises:
         GateError: an id in ``only`` is not in the pack's catalog.
+        runner.Cancelled: ``cancel`` was set.
     """
     ids = list(only) if only else p.ledger.prop_ids()
     known = p.catalog.by_id()
@@ -37,12 +43,13 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
         raise GateError("property id", ", ".join(unknown), "is not in the pack's catalog",
                         f"use one of: {', '.join(known)}")
     props = [known[i] for i in ids]
-    with git.worktree(repo, rev, scratch) as tree:
+    with _unswept(git.worktree(repo, rev, scratch)) as tree:
         sub = scratch / name
         sub.mkdir()
         if plan is None:
             plan = {prop.id: {"example_log": True} for prop in props}
-        done = execute(props, p, tree, rev, rev, sub, progress, repo=repo, plan=plan)
+        done = execute(props, p, tree, rev, rev, sub, progress, repo=repo, plan=plan, jobs=jobs, slot=slot,
+                       cancel=cancel)
     check_collected(p, done)  # a node: that does not exist is the catalog's error
     if notices is not None:
         notices += [f"base replay: {n}" for n in done.notices]
@@ -58,6 +65,20 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
             fresh_log=r.fresh_log if r else None,
         ))
     return BaseSigRecord(base_revision=rev, fixture_digest=digest, replays=tuple(replays))
+
+
+@contextmanager
+def _unswept(worktree: AbstractContextManager[Path]) -> Iterator[Path]:
+    """``worktree`` entered and left (``git worktree add``, ``git worktree prune``) with no sweep running:
+    a replay beside the candidate run must not lose its git process to the candidate's sweep."""
+    stack = ExitStack()
+    with runner.no_sweep():
+        tree = stack.enter_context(worktree)
+    try:
+        yield tree
+    finally:
+        with runner.no_sweep():
+            stack.close()
 
 
 def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path, *, only: Sequence[str] | None,

@@ -24,7 +24,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -186,6 +187,20 @@ class _Tally:
 
 _LIVE: set[int] = set()  # pids of the pytest processes now running (never reaped by the sweep)
 _LIVE_LOCK = threading.Lock()
+_SWEEP_LOCK = threading.Lock()  # held by every sweep; see no_sweep
+
+
+class Cancelled(Exception):
+    """:func:`run_properties` was stopped through its ``cancel`` event: it has no results."""
+
+
+@contextlib.contextmanager
+def no_sweep() -> Iterator[None]:
+    """No sweep runs while this is held: for a child process that is not an oracle process (``git``, an
+    isolation probe) started while another thread runs properties, which a sweep would otherwise kill
+    as a stray and reap (its caller would then read exit status 0)."""
+    with _SWEEP_LOCK:
+        yield
 
 
 def shares(props: Sequence[Property], jobs: int) -> list[list[Property]]:
@@ -203,7 +218,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress, jobs: int | None = None) -> Outcome:
+def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress, jobs: int | None = None, *,
+                   slot: Callable[[], AbstractContextManager[int | None]] | None = None,
+                   cancel: threading.Event | None = None) -> Outcome:
     """Run ``props`` in up to ``jobs`` oracle processes at once (each with its own candidate worker);
     return the raw result records by id and any phase failure.
 
@@ -215,8 +232,14 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     (docs/design.md, "Isolation") is checked before anything runs: those properties get a ``fail``
     record with isolation method ``unavailable`` (verdict V17), and never run. The records do not
     depend on ``jobs``; the callers order every output by the catalog.
+
+    ``slot`` (for runs side by side, sharing one budget of processes): entered around each oracle
+    process, it may wait for a free slot and gives the CPU to pin it to (``None``: not pinned);
+    without it share *i* runs on CPU *i* round-robin. ``cancel`` set: every process is killed, none
+    starts, and :class:`Cancelled` is raised.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
+    stop = cancel if cancel is not None else threading.Event()
     (ws.scratch / "home").mkdir(parents=True, exist_ok=True)
     sandbox.set_subreaper()  # a daemon the candidate double-forks becomes our child: killed below
     ini = ws.scratch / "pytest.ini"
@@ -247,10 +270,12 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
         mine: dict[str, dict[str, Any]] = {}
         failures: list[str] = []
         remaining = share
-        while remaining:
+        while remaining and not stop.is_set():
             with lock:
                 attempt = next(attempts)
-            got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level, cpu)
+            with slot() if slot is not None else contextlib.nullcontext(cpu) as pinned:
+                got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level,
+                                                  pinned if level != "none" else None, stop)
             if phase_failure:
                 failures.append(phase_failure)
             left = [p for p in remaining if p.id not in mine]
@@ -266,7 +291,13 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
-            done = list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
+            try:
+                done = list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
+            except BaseException:
+                stop.set()  # Ctrl-C, SIGTERM, an error: the other shares stop now, not after their last property
+                raise
+    if stop.is_set():
+        raise Cancelled("the run was cancelled")
     for mine, failures in done:
         results.update(mine)
         phase_failures += failures
@@ -300,7 +331,7 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
 
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
                  results: dict[str, dict[str, Any]], tally: _Tally, level: str,
-                 cpu: int | None = None) -> tuple[int, str]:
+                 cpu: int | None = None, cancel: threading.Event | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
     spec = {
         "python_path": [str(p) for p in ws.python_path],
@@ -337,6 +368,9 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         with open(results_file, encoding="utf-8", errors="replace") as feed:
             while True:
                 exited = proc.poll() is not None
+                if cancel is not None and cancel.is_set():
+                    _kill(proc)
+                    return watch.got, ""  # the caller raises Cancelled: nothing of this process is kept
                 watch.feed(feed.read())
                 if watch.tampered:
                     _kill(proc)
@@ -357,7 +391,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         log.close()
         # Every process the candidate started is dead before results are read further (§8.4):
         # with the gate a child subreaper, an orphan of this process is our child now.
-        with _LIVE_LOCK:
+        with _SWEEP_LOCK, _LIVE_LOCK:
             _LIVE.discard(proc.pid)
             sandbox.kill_descendants(keep=tuple(_LIVE))
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from verdict_gate import __version__
 from verdict_gate.commands import COMMANDS
-from verdict_gate.commands.common import EPILOG, RAW
+from verdict_gate.commands.common import EPILOG, RAW, interrupt_on_sigterm
 from verdict_gate.core.errors import EXIT_INTERRUPTED, EXIT_USAGE, GateError
 
 
@@ -30,28 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt_on_sigterm() -> None:
-    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: worktrees, temp dirs and the property
-    process group are cleaned up by the same ``finally`` blocks. Main thread only.
-
-    The same as :func:`verdict_gate.run.pipeline.interrupt_on_sigterm`, here so that a command that
-    needs no pipeline (``digest``, ``manifest``, ``--help``) does not import it, the pack loader and
-    the runner at start-up.
-    """
-    import signal
-    import threading
-
-    def _raise(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command. Returns the exit code (never raises)."""
     parser = build_parser()
-    _interrupt_on_sigterm()
+    interrupt_on_sigterm()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

@@ -41,3 +41,17 @@ def pack_options(args: argparse.Namespace) -> PackOptions:
 
     return PackOptions(sha256=args.pack_sha256 or None, workflow=args.pack_workflow or None,
                        branch=args.pack_branch or None, repository=args.pack_repository or None)
+
+
+def interrupt_on_sigterm() -> None:
+    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: worktrees, temp dirs and the property
+    process group are cleaned up by the same ``finally`` blocks. Main thread only. Used by the CLI and
+    the action; here, not in the pipeline, so that commands needing no pipeline do not import it."""
+    import signal
+    import threading
+
+    def _raise(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise)

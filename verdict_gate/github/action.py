@@ -413,6 +413,7 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
     Raises:
         GateError: a usage or configuration error (exit 2) before anything was scored.
     """
+    from verdict_gate.commands.common import interrupt_on_sigterm
     from verdict_gate.github import workflow as gh
     from verdict_gate.report import render_all
     from verdict_gate.report.sarif import sarif
@@ -427,7 +428,7 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
     _emit(stdout, [f"::stop-commands::{token}"])
     try:
         with contextlib.redirect_stderr(stdout):
-            pipeline.interrupt_on_sigterm()
+            interrupt_on_sigterm()
             check_out_dir(out_dir, settings.repo)
             clear_stale(out_dir)
             if settings.merge_shards:

@@ -41,7 +41,7 @@ from verdict_gate.report.text import printable
 from verdict_gate.run import git, runner, sandbox
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Execution, Slot, Slots, execute
-from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest
+from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest, not_checked_out
 from verdict_gate.run.replay import replay
 
 Progress = Callable[[str], None]
@@ -72,19 +72,6 @@ def today(value: str | None = None) -> dt.date:
     from verdict_gate.core.ledger import parse_date
 
     return parse_date(value, "--today", repr(value))
-
-
-def interrupt_on_sigterm() -> None:
-    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: worktrees, temp dirs and the property
-    process group are cleaned up by the same ``finally`` blocks. Main thread only."""
-    import signal
-    import threading
-
-    def _raise(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise)
 
 
 def check_pack_root(source: str, repo: Path, pack_root: str, pinned: bool = False) -> None:
@@ -149,7 +136,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         p = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
         if p is None:
             return ev
-        with git.worktree(repo, ev.head_revision, scratch) as cand:
+        with git.worktree(repo, ev.head_revision, scratch, exclude=not_checked_out(p.catalog)) as cand:
             digest = digest_fixtures(ev, p, cand, progress)
             if digest is None:
                 return ev

@@ -14,6 +14,7 @@ from verdict_gate.pack import Pack, PackOptions, load
 from verdict_gate.run import git, runner
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Slot, execute
+from verdict_gate.run.fixtures import not_checked_out
 
 Progress = Callable[[str], None]
 
@@ -43,7 +44,7 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
         raise GateError("property id", ", ".join(unknown), "is not in the pack's catalog",
                         f"use one of: {', '.join(known)}")
     props = [known[i] for i in ids]
-    with _unswept(git.worktree(repo, rev, scratch)) as tree:
+    with _unswept(git.worktree(repo, rev, scratch, exclude=not_checked_out(p.catalog))) as tree:
         sub = scratch / name
         sub.mkdir()
         if plan is None:

@@ -5,13 +5,15 @@ Reproduce:  .venv/bin/python benchmarks/bench_codec.py [--calls N]
 A candidate function ``add(a, b)`` is called from the oracle side through the same client the
 pytest plugin uses; each call is one request frame and one answer frame over two pipes. Prints
 the median and 90th percentile of N timed calls (after 500 warm-up calls) for the ``sandbox``
-(bubblewrap) and ``process`` levels, and, as the baseline, the same call in-process (``none``).
+(bubblewrap) and ``process`` levels, with the two processes on one CPU as the gate runs them and
+unpinned, and, as the baseline, the same call in-process (``none``).
 Target: median under 100 µs.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -44,25 +46,32 @@ def main() -> int:
         src = Path(tmp) / "src"
         (src / "bench_cand").mkdir(parents=True)
         (src / "bench_cand" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
-        print(f"{'level':<10} {'method':<14} {'median µs':>10} {'p90 µs':>10}")
+        print(f"{'level':<10} {'method':<24} {'median µs':>10} {'p90 µs':>10}")
+        cpus = sorted(os.sched_getaffinity(0))
         for level in ("sandbox", "process"):
-            client = proxy.Client(level, [str(src)], tmp)
-            try:
-                client.start()
-            except proxy.IsolationUnavailable as exc:
-                print(f"{level:<10} unavailable: {exc}")
-                continue
-            client.request({"op": "import", "mod": "bench_cand"})
-            module = proxy.ProxyModule("bench_cand")
-            module.__dict__["_vg_client"] = client
-            median, p90 = measure(module.add, args.calls)
-            print(f"{level:<10} {client.info['method']:<14} {median:>10.1f} {p90:>10.1f}")
-            client.kill()
+            for pinned in (True, False):
+                # The gate pins each oracle process and its worker to one CPU (docs/design.md §11); unpinned,
+                # every call wakes the other process on another core.
+                os.sched_setaffinity(0, {cpus[-1]} if pinned else set(cpus))
+                client = proxy.Client(level, [str(src)], tmp)
+                try:
+                    client.start()
+                except proxy.IsolationUnavailable as exc:
+                    print(f"{level:<10} unavailable: {exc}")
+                    break
+                client.request({"op": "import", "mod": "bench_cand"})
+                module = proxy.ProxyModule("bench_cand")
+                module.__dict__["_vg_client"] = client
+                median, p90 = measure(module.add, args.calls)
+                method = f"{client.info['method']}{'' if pinned else ', unpinned'}"
+                print(f"{level:<10} {method:<24} {median:>10.1f} {p90:>10.1f}")
+                client.kill()
+        os.sched_setaffinity(0, set(cpus))
         sys.path.insert(0, str(src))
         import bench_cand  # the baseline: the same call with no boundary at all
 
         median, p90 = measure(bench_cand.add, args.calls)
-        print(f"{'none':<10} {'in-process':<14} {median:>10.2f} {p90:>10.2f}")
+        print(f"{'none':<10} {'in-process':<24} {median:>10.2f} {p90:>10.2f}")
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from verdict_gate.pack import PackOptions
@@ -55,3 +55,38 @@ def interrupt_on_sigterm() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise)
+
+
+def add_decision_options(cmd: argparse.ArgumentParser) -> None:
+    """``--out``, ``--policy``, ``--today``, ``--sarif-category``: the options of a command that decides
+    (``run``, ``merge``)."""
+    cmd.add_argument("--out", required=True, help="directory for the evidence files (created)")
+    cmd.add_argument("--policy", choices=["lenient", "strict"], default=None,
+                     help="promotion policy (default: the catalog's, else lenient)")
+    cmd.add_argument("--today", metavar="YYYY-MM-DD", default=None,
+                     help="date freezes expire against (default: today, UTC)")
+    cmd.add_argument("--sarif-category", default="verdict-gate",
+                     help="SARIF runAutomationDetails id (default: verdict-gate)")
+
+
+def write_decision(ev: Any, args: argparse.Namespace) -> int:
+    """Write the evidence of a decided run into ``--out`` once, print the verdict table (or, with
+    ``--format json``, one JSON document) and return the outcome's exit code."""
+    from pathlib import Path
+
+    from verdict_gate.core.errors import EXIT_CODES
+    from verdict_gate.report import render_all
+    from verdict_gate.report.writer import write_files
+
+    write_files(Path(args.out), render_all(ev, args.sarif_category))
+    if getattr(args, "format", "text") == "json":
+        from verdict_gate.report.jsonout import dumps, run_document
+
+        sys.stdout.write(dumps(run_document(ev, str(args.out))))
+    else:
+        from verdict_gate.report.terminal import terminal_table
+
+        sys.stdout.write(terminal_table(ev))
+    print(f"evidence: {args.out}", file=sys.stderr)
+    assert ev.outcome is not None
+    return EXIT_CODES[ev.outcome]

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from verdict_gate.commands.common import EPILOG, RAW, add_pack_options, pack_options, progress
+from verdict_gate.commands.common import (
+    EPILOG,
+    RAW,
+    add_decision_options,
+    add_pack_options,
+    pack_options,
+    progress,
+    write_decision,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -24,36 +31,18 @@ def add_parser(sub: Any) -> None:
     cmd.add_argument("--base", required=True, help="base ref, as the shards were given")
     cmd.add_argument("--pack", required=True, metavar="SOURCE", help="oracle pack, as the shards were given")
     add_pack_options(cmd)
-    cmd.add_argument("--out", required=True, help="directory for the evidence files (created)")
-    cmd.add_argument("--policy", choices=["lenient", "strict"], default=None,
-                     help="promotion policy (default: the catalog's, else lenient)")
-    cmd.add_argument("--today", metavar="YYYY-MM-DD", default=None,
-                     help="date freezes expire against (default: today, UTC)")
-    cmd.add_argument("--sarif-category", default="verdict-gate",
-                     help="SARIF runAutomationDetails id (default: verdict-gate)")
+    add_decision_options(cmd)
     cmd.add_argument("--format", choices=["text", "json"], default="text",
                      help="stdout: the verdict table (text, default) or one JSON document (as `run --format json`)")
     cmd.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from verdict_gate.core.errors import EXIT_CODES
-    from verdict_gate.report import render_all
-    from verdict_gate.report.terminal import terminal_table
-    from verdict_gate.report.writer import check_out_dir, write_files
+    from verdict_gate.report.writer import check_out_dir
     from verdict_gate.run import pipeline
     from verdict_gate.run.merge import merge
 
     check_out_dir(Path(args.out), Path(args.repo))
     ev = merge([Path(d) for d in args.dirs], Path(args.repo), args.base, args.pack, policy=args.policy,
                today=pipeline.today(args.today), progress=progress, pack_options=pack_options(args))
-    write_files(Path(args.out), render_all(ev, args.sarif_category))
-    if args.format == "json":
-        from verdict_gate.report.jsonout import dumps, run_document
-
-        sys.stdout.write(dumps(run_document(ev, str(args.out))))
-    else:
-        sys.stdout.write(terminal_table(ev))
-    print(f"evidence: {args.out}", file=sys.stderr)
-    assert ev.outcome is not None
-    return EXIT_CODES[ev.outcome]
+    return write_decision(ev, args)

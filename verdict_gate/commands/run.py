@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from verdict_gate.commands.common import EPILOG, RAW, add_pack_options, pack_options, progress
+from verdict_gate.commands.common import (
+    EPILOG,
+    RAW,
+    add_decision_options,
+    add_pack_options,
+    pack_options,
+    progress,
+    write_decision,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -23,13 +31,7 @@ def add_parser(sub: Any) -> None:
                      help="oracle pack: a directory, a .tar.gz/.zip archive, https://…#sha256=HEX, git:REV:DIR "
                           "read from a revision, or artifact:NAME (a GitHub Actions artifact)")
     add_pack_options(cmd)
-    cmd.add_argument("--out", required=True, help="directory for the evidence files (created)")
-    cmd.add_argument("--policy", choices=["lenient", "strict"], default=None,
-                     help="promotion policy (default: the catalog's, else lenient)")
-    cmd.add_argument("--today", metavar="YYYY-MM-DD", default=None,
-                     help="date freezes expire against (default: today, UTC)")
-    cmd.add_argument("--sarif-category", default="verdict-gate",
-                     help="SARIF runAutomationDetails id (default: verdict-gate)")
+    add_decision_options(cmd)
     cmd.add_argument("--jobs", type=int, metavar="N", default=None,
                      help="oracle processes at once, each with its own candidate worker (default: the core count)")
     cmd.add_argument("--shard", metavar="K/N", default=None,
@@ -43,10 +45,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verdict_gate.core.errors import EXIT_CODES
-    from verdict_gate.report import render_all
-    from verdict_gate.report.terminal import terminal_table
-    from verdict_gate.report.writer import check_out_dir, write_files
+    from verdict_gate.report.writer import check_out_dir
     from verdict_gate.run import pipeline
 
     check_out_dir(Path(args.out), Path(args.repo))  # before the work, not after it
@@ -73,16 +72,7 @@ def run(args: argparse.Namespace) -> int:
                       progress=progress, pack_options=pack_options(args), jobs=args.jobs, shard=spec)
     if spec is not None:
         return _write_shard(ev, spec, Path(args.out), args)
-    write_files(Path(args.out), render_all(ev, args.sarif_category))
-    if getattr(args, "format", "text") == "json":
-        from verdict_gate.report.jsonout import dumps, run_document
-
-        sys.stdout.write(dumps(run_document(ev, str(args.out))))
-    else:
-        sys.stdout.write(terminal_table(ev))
-    print(f"evidence: {args.out}", file=sys.stderr)
-    assert ev.outcome is not None
-    return EXIT_CODES[ev.outcome]
+    return write_decision(ev, args)
 
 
 def _write_shard(ev: Any, spec: Any, out: Path, args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ refuse to decide from shards that are missing, duplicated or gated something els
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -192,3 +193,56 @@ def test_an_edited_signature_in_a_shard_is_refused(example_repo, tmp_path):
         (d / "runs.json").write_text(json.dumps(runs))
     proc = _merge(example_repo, dirs, tmp_path / "m")
     assert proc.returncode == 2 and "signature" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_shard_whose_files_disagree_with_its_header_is_incomplete(example_repo, tmp_path):
+    """Found by a red-team pass: a real runs.json of another head, or a record's fixture digest edited
+    alone, under an honest shard.json; and shard.json files whose indices were swapped."""
+    (example_repo / "README.md").write_text("docs only\n")
+    commit_all(example_repo, "docs")
+    old = _shards(example_repo, tmp_path / "old", 2)
+    _apply(example_repo, CANDIDATES["new-failure"]["edits"])
+    commit_all(example_repo, "new-failure")
+    new = _shards(example_repo, tmp_path / "new", 2)
+    mixed = tmp_path / "mixed"
+    shutil.copytree(new[0], mixed)
+    shutil.copy(old[0] / "runs.json", mixed / "runs.json")  # unedited, from the docs-only head
+    proc = _merge(example_repo, [mixed, new[1]], tmp_path / "m1")
+    doc = json.loads((tmp_path / "m1" / "verdicts.json").read_text())
+    assert proc.returncode == EXIT["incomplete"] and "runs.json revision" in doc["promotion"], doc["promotion"]
+
+    edited = tmp_path / "edited"
+    shutil.copytree(new[1], edited)
+    runs = json.loads((edited / "runs.json").read_text())
+    for rec in runs["runs"].values():
+        rec["fixture_digest"] = "e" * 64
+    (edited / "runs.json").write_text(json.dumps(runs))
+    proc = _merge(example_repo, [new[0], edited], tmp_path / "m2")
+    doc = json.loads((tmp_path / "m2" / "verdicts.json").read_text())
+    assert proc.returncode == EXIT["incomplete"] and "fixture_digest" in doc["promotion"], doc["promotion"]
+
+    swapped = []
+    for d, other in ((new[0], 2), (new[1], 1)):
+        s = tmp_path / f"swap{other}"
+        shutil.copytree(d, s)
+        header = json.loads((s / "shard.json").read_text())
+        header["index"] = other
+        (s / "shard.json").write_text(json.dumps(header))
+        swapped.append(s)
+    proc = _merge(example_repo, swapped, tmp_path / "m3")
+    doc = json.loads((tmp_path / "m3" / "verdicts.json").read_text())
+    assert proc.returncode == EXIT["incomplete"] and "lists other properties" in doc["promotion"], doc["promotion"]
+
+
+def test_a_shard_file_that_is_a_fifo_or_too_deep_is_refused(example_repo, tmp_path):
+    (example_repo / "README.md").write_text("docs only\n")
+    commit_all(example_repo, "docs")
+    dirs = _shards(example_repo, tmp_path, 2)
+    (dirs[0] / "runs.json").unlink()
+    os.mkfifo(dirs[0] / "runs.json")  # would block a plain open() for ever
+    proc = _merge(example_repo, dirs, tmp_path / "m1")
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr, proc.stderr
+    (dirs[0] / "runs.json").unlink()
+    (dirs[0] / "runs.json").write_text("[" * 100_000)
+    proc = _merge(example_repo, dirs, tmp_path / "m2")
+    assert proc.returncode == 2 and "cannot be read as JSON" in proc.stderr and "internal error" not in proc.stderr

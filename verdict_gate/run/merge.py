@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,15 +40,33 @@ from verdict_gate.run.pipeline import Progress, load_pack, revisions, score_run,
 FIX = "pass the directories `verdict-gate run --shard K/N --out DIR` wrote (download every shard's artifact)"
 
 
+MAX_BYTES = 256 * 1024 * 1024  # one shard evidence file (runs.json of 10,000 properties is about 30 MB)
+
+
 def _read(directory: Path, name: str, schema: str) -> Any:
+    """One shard evidence file: a regular file (never through a link, never a FIFO), at most
+    :data:`MAX_BYTES`, JSON valid against ``schemas/<schema>.schema.json``. Raises :class:`GateError`."""
     path = directory / name
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         raise GateError("shard evidence", str(path), "does not exist", FIX) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise GateError("shard evidence", str(path), f"cannot be read as JSON ({type(exc).__name__}: {exc})",
-                        FIX) from None
+    except OSError as exc:
+        raise GateError("shard evidence", str(path), f"cannot be opened ({exc.strerror or exc}; a link is "
+                        "refused)", FIX) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise GateError("shard evidence", str(path), "is not a regular file", FIX)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_BYTES:
+        raise GateError("shard evidence", str(path), f"is larger than {MAX_BYTES:,} bytes", FIX)
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise GateError("shard evidence", str(path), f"cannot be read as JSON ({type(exc).__name__})", FIX) from None
     validate.check(schema, doc, str(path))
     return doc
 
@@ -72,6 +92,36 @@ class Shard:
             raise GateError("shard evidence", str(exc).partition(":")[0], str(exc).partition(": ")[2],
                             "use the files the gate wrote, unedited") from None
         self.fixture = _read(directory, "fixture.digest", "fixture_digest")
+
+    def inconsistencies(self, ids: Sequence[str]) -> list[str]:
+        """Where this shard's files disagree with its own ``shard.json`` (each file must describe the same
+        head, base revision, run id and fixtures, and the share must be the one its index names)."""
+        h = self.header
+        out: list[str] = []
+        want = shards.share(list(ids), shards.ShardSpec(h["index"], h["count"])) if 1 <= h["index"] <= h["count"] \
+            else None
+        if want is not None and list(h["properties"]) != want:
+            out.append(f"{self.label}: shard.json lists other properties than shard {h['index']}/{h['count']} "
+                       "runs (catalog positions K, K+N, …)")
+        if self.runs is None or self.base_sig is None or self.fixture is None:
+            return out
+        checks = [("runs.json revision", self.runs.revision, h["head_revision"]),
+                  ("runs.json base_revision", self.runs.base_revision, h["base_revision"]),
+                  ("runs.json run_id", self.runs.run_id, h["run_id"]),
+                  ("runs.json fixture_digest", self.runs.fixture_digest, h["fixture_digest"]),
+                  ("fixture.digest digest", self.fixture.get("digest"), h["fixture_digest"]),
+                  ("base.sig.json base_revision", self.base_sig.base_revision, h["base_revision"])]
+        for pid, rec in self.runs.runs.items():
+            checks += [(f"runs.json {pid} fixture_digest", rec.fixture_digest, h["fixture_digest"]),
+                       (f"runs.json {pid} base_revision", rec.base_revision, h["base_revision"])]
+        for rep in self.base_sig.replays:
+            checks += [(f"base.sig.json {rep.prop_id} fixture_digest", rep.fixture_digest,
+                        self.base_sig.fixture_digest),
+                       (f"base.sig.json {rep.prop_id} base_revision", rep.base_revision, h["base_revision"])]
+        for what, got, wanted in checks:
+            if got != wanted:
+                out.append(f"{self.label}: {what} {str(got)[:64]!r} differs from its shard.json's {str(wanted)[:64]!r}")
+        return out
 
     @property
     def label(self) -> str:
@@ -111,6 +161,8 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     ids = [q.id for q in p.catalog.properties if q.id not in parts.oracle_moved]
     expected = {"head_revision": ev.head_revision, "base_revision": ev.base_revision, "pack_sha256": p.sha256}
     problems = shards.problems([(s.where, s.header) for s in got], expected, ids)
+    for s in got:
+        problems += s.inconsistencies(ids)
     first = got[0]
     assert first.runs is not None and first.base_sig is not None and first.fixture is not None
     wanted = set(ids)

@@ -61,6 +61,16 @@ def validate_evidence(out: Path) -> dict[str, object]:
     return docs
 
 
+def without_timings(doc: object) -> object:
+    """An evidence document minus what differs between two runs of the same inputs: timings
+    (``duration_s``) and the sha256 digests of the files that hold them (``evidence``)."""
+    if isinstance(doc, dict):
+        return {k: without_timings(v) for k, v in doc.items() if k not in ("duration_s", "evidence")}
+    if isinstance(doc, list):
+        return [without_timings(v) for v in doc]
+    return doc
+
+
 @pytest.fixture(scope="session")
 def example_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example order service with its replayed freeze committed on ``main`` (built once)."""

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
+from test_failure_sets_e2e import project as failure_sets_project
 
-from conftest import cli, commit_all, git, validate_evidence
+from conftest import cli, commit_all, git, validate_evidence, without_timings
 from verdict_gate.core.errors import GateError
 from verdict_gate.run import execute, pipeline, runner
 
@@ -70,45 +70,9 @@ CATALOG = [{"id": "prop.half", "oracle": "properties/test_half.py"},
 
 
 def project(root: Path, calc: str, properties: dict[str, str], catalog: list[dict], freeze: list[str]) -> Path:
-    """``main``: ``src/calc.py`` and the pack in ``oracle/``, with ``freeze`` frozen by a real base replay and
-    a real ``verdict-gate freeze``; then a branch ``candidate``."""
-    repo = root / "repo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "src" / "calc.py").write_text(textwrap.dedent(calc))
-    pack = repo / "oracle"
-    (pack / "properties").mkdir(parents=True)
-    (pack / "fixtures").mkdir()
-    (pack / "fixtures" / "data.json").write_text("{}\n")
-    for name, text in properties.items():
-        (pack / "properties" / name).write_text(textwrap.dedent(text))
-    (pack / "catalog.yaml").write_text(yaml.safe_dump({"version": 1, "seed": 5, "python_path": ["src"],
-                                                      "properties": catalog}))
-    (pack / "freeze_ledger.json").write_text('{"version": 1, "freezes": []}\n')
-    assert cli("manifest", "write", str(pack)).returncode == 0
-    git(repo, "init", "--quiet")
-    commit_all(repo, "base")
-    if freeze:
-        sig = root / "base.sig.json"
-        proc = cli("replay", "--repo", str(repo), "--rev", "main", "--pack", "git:main:oracle", "--out", str(sig),
-                   *[arg for pid in freeze for arg in ("--only-id", pid)])
-        assert proc.returncode == 0, proc.stderr
-        for pid in freeze:
-            proc = cli("freeze", "--base-sig", str(sig), "--id", pid, "--reason", "known, reviewed",
-                       "--ledger", str(pack / "freeze_ledger.json"), "--first-seen", "2026-11-01")
-            assert proc.returncode == 0, proc.stderr
-        assert cli("manifest", "write", str(pack)).returncode == 0
-        commit_all(repo, "freeze the known failures")
-    git(repo, "checkout", "--quiet", "-b", "candidate")
-    return repo
-
-
-def _normal(doc):
-    """A document minus what differs between two runs of the same inputs: timings and evidence digests."""
-    if isinstance(doc, dict):
-        return {k: _normal(v) for k, v in doc.items() if k not in ("duration_s", "evidence")}
-    if isinstance(doc, list):
-        return [_normal(v) for v in doc]
-    return doc
+    """``src/calc.py`` and ``properties`` in the pack: the failure-sets builder (real replay and freeze)."""
+    files = {"src/calc.py": calc, **{f"oracle/properties/{name}": text for name, text in properties.items()}}
+    return failure_sets_project(root, files, catalog, freeze)
 
 
 def _gate(repo: Path, out: Path, parallel: bool) -> tuple[int, dict, str]:
@@ -134,7 +98,7 @@ def test_the_parallel_pipeline_writes_what_the_sequential_one_writes(tmp_path):
 
     assert par_code == seq_code == 1
     for name in ("verdicts.json", "runs.json", "base.sig.json", "fixture.digest", "oracle_edited.json"):
-        assert _normal(par[name]) == _normal(seq[name]), name
+        assert without_timings(par[name]) == without_timings(seq[name]), name
     verdicts = {pid: (v["verdict"], v["reason"]) for pid, v in par["verdicts.json"]["verdicts"].items()}
     assert verdicts["prop.half"] == ("fail", "new_failing_examples")
     assert verdicts["prop.double"] == ("inconclusive", "frozen")

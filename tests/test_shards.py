@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import cli, commit_all, validate_evidence
+from conftest import cli, commit_all, validate_evidence, without_timings
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.shard import ShardSpec, parse_shard, problems, share
 from verdict_gate.demo import _apply, examples_dir
@@ -88,15 +88,6 @@ def test_problems(headers, needle):
 # --- end to end on the example repository -----------------------------------------------------------
 
 
-def _normal(doc):
-    """A document minus what differs between any two runs: timings and the digests of files holding them."""
-    if isinstance(doc, dict):
-        return {k: _normal(v) for k, v in doc.items() if k not in ("duration_s", "evidence")}
-    if isinstance(doc, list):
-        return [_normal(v) for v in doc]
-    return doc
-
-
 def _shards(repo: Path, tmp: Path, count: int, env=RUN_ID) -> list[Path]:
     dirs = []
     for k in range(1, count + 1):
@@ -127,7 +118,7 @@ def test_three_shards_decide_as_one_run(example_repo, tmp_path, name):
     one = validate_evidence(tmp_path / "whole")
     three = validate_evidence(tmp_path / "merged")
     for name_ in ("verdicts.json", "runs.json", "base.sig.json", "fixture.digest", "oracle_edited.json"):
-        assert _normal(three[name_]) == _normal(one[name_]), name_
+        assert without_timings(three[name_]) == without_timings(one[name_]), name_
     assert merged.stdout == whole.stdout  # the same verdict table
 
 

@@ -237,3 +237,19 @@ def test_a_shard_file_that_is_a_fifo_or_too_deep_is_refused(example_repo, tmp_pa
     (dirs[0] / "runs.json").write_text("[" * 100_000)
     proc = _merge(example_repo, dirs, tmp_path / "m2")
     assert proc.returncode == 2 and "cannot be read as JSON" in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_a_void_shard_says_so_and_makes_the_merge_void(example_repo, tmp_path):
+    _apply(example_repo, CANDIDATES["edit-ledger"]["edits"])
+    commit_all(example_repo, "edit-ledger")
+    dirs = []
+    for k in (1, 2):
+        out = tmp_path / f"shard{k}"
+        proc = cli("run", "--repo", str(example_repo), *COMMON, "--out", str(out), "--shard", f"{k}/2", env=RUN_ID)
+        assert proc.returncode == EXIT["void"] and "Traceback" not in proc.stderr, proc.stderr
+        header = validate_evidence(out)["shard.json"]
+        assert (header["outcome"], header["index"], header["count"]) == ("void", k, 2) and header["void_reason"]
+        dirs.append(out)
+    proc = _merge(example_repo, dirs, tmp_path / "merged")
+    assert proc.returncode == EXIT["void"], proc.stderr
+    assert json.loads((tmp_path / "merged" / "verdicts.json").read_text())["outcome"] == "void"

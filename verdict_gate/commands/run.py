@@ -81,8 +81,6 @@ def _write_shard(ev: Any, spec: Any, out: Path, args: argparse.Namespace) -> int
     from verdict_gate.report import render_shard
     from verdict_gate.report.writer import write_files
 
-    if ev.shard is None:  # void before the share was known
-        ev.shard = {"index": spec.index, "count": spec.count, "properties": []}
     write_files(out, render_shard(ev))
     ran = len(ev.shard["properties"])
     if getattr(args, "format", "text") == "json":

@@ -440,13 +440,9 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
             else:
                 ev = pipeline.run(settings.repo, base, pack, policy=settings.policy or None, today=pipeline.today(),
                                   progress=progress, pack_options=pack_options(settings), shard=shard_spec(settings))
-            if ev.shard is not None or (settings.shard and ev.outcome == "void"):
+            if ev.shard is not None:
                 from verdict_gate.report import render_shard
 
-                if ev.shard is None:
-                    spec = shard_spec(settings)
-                    assert spec is not None
-                    ev.shard = {"index": spec.index, "count": spec.count, "properties": []}
                 files = render_shard(ev)
                 write_files(out_dir, files)
                 print(f"evidence: {out_dir}", file=stdout)

@@ -82,10 +82,7 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
                 for entry in p.catalog.python_path
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
-    if digest is None:
-        with runner.no_sweep():  # beside another run: a process the digest may start is not a stray
-            digest = fixture_digest(p, tree, revision)
-    result, record = digest
+    result, record = digest or fixture_digest(p, tree, revision)
     hidden = [scratch.parent, Path(os.path.expanduser("~"))] + ([repo] if repo is not None else [])
     ws = workspace(p, tree, scratch, hidden, plan)
     before = result.digest

@@ -132,6 +132,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
     """
     ev = revisions(git.toplevel(repo), base_ref)
     repo = Path(ev.repo)
+    if shard is not None:  # set before anything can make the run void: a void shard reports too
+        ev.shard = {"index": shard.index, "count": shard.count, "properties": []}
     with scratch_dir(temp_parent) as scratch:
         p = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
         if p is None:
@@ -146,10 +148,11 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             ev.run_id = ev.run_id or new_run_id()
             only = None
             if shard is not None:
-                only = set(share([q.id for q in p.catalog.properties if q.id not in parts.oracle_moved], shard))
-                ev.shard = {"index": shard.index, "count": shard.count, "properties": [
-                    q.id for q in p.catalog.properties if q.id in only], "pack_sha256": p.sha256}
-                progress(f"shard {shard}: {len(only)} of the catalog's properties")
+                mine = share([q.id for q in p.catalog.properties if q.id not in parts.oracle_moved], shard)
+                only = set(mine)
+                assert ev.shard is not None
+                ev.shard.update(properties=mine, pack_sha256=p.sha256)
+                progress(f"shard {shard}: {len(mine)} of the catalog's properties")
             done = base_and_candidate(ev, p, cand, parts, digest, scratch, progress, jobs, only)
             fresh_replay(ev, p, done, scratch, progress)
         if shard is not None:
@@ -399,9 +402,7 @@ def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split
                          run_id=run_id)
     # A freeze recorded under tree-v1 stays comparable: the fixtures are read once more, in that
     # format, only when a failed property has a freeze under another digest (docs/design.md §4).
-    with runner.no_sweep():  # the base replay may run beside: a process the digest may start is not a stray
-        legacy = legacy_digest(p, cand, ev.head_revision, digest[0],
-                               {pid for pid, r in done.records.items() if r.failed})
+    legacy = legacy_digest(p, cand, ev.head_revision, digest[0], {pid for pid, r in done.records.items() if r.failed})
     if legacy is not None and ev.fixture is not None:
         ev.fixture["compat"] = {TREE_V1: legacy}
     return done

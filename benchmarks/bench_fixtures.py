@@ -3,9 +3,11 @@
 Reproduce:
     .venv/bin/python benchmarks/bench_fixtures.py --files 100000 --size 4096
     .venv/bin/python benchmarks/bench_fixtures.py --big-mib 2048
-Builds the example repository (examples/orders) twice under /tmp (one without and one with
-repository fixtures under fixtures/ on main, so the candidate and the base replay both have
-them), runs `verdict-gate run` on each under `/usr/bin/time -v`, and, in the same run, the
+Builds the example repository (examples/orders, with 8 more plain properties: 10, the issue's
+figure) twice under /tmp, one without and one with repository fixtures under fixtures/ on main
+(so the candidate and the base replay both have them), each packed as a clone is, with
+`gc.auto` off and the disk synced (no background `git gc` or write-back competes with what is
+timed). Runs `verdict-gate run` on each under `/usr/bin/time -v` and, in the same run, the
 baseline `find fixtures -type f | sort | xargs openssl dgst -sha256` over the same files.
 Prints the walls, the ratio  gate(with fixtures) / (gate(without) + openssl-xargs)  (target
 <= 2.5x) and the peak RSS of the biggest process of the gate's tree (`Maximum resident set
@@ -28,6 +30,7 @@ from pathlib import Path
 import yaml
 
 from verdict_gate.demo import _apply, _git, build_base, examples_dir
+from verdict_gate.pack.build import write_manifest
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
@@ -42,8 +45,35 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, i
     return wall, int(rss.group(1)) if rss else -1, proc.returncode
 
 
+EXTRA = 8  # the example has 2 properties; the issue's figure is for 10
+
+
+def add_properties(repo: Path) -> None:
+    """EXTRA more example properties in the example's pack (plain, passing, each calling candidate code
+    that reads a repository fixture, fixtures/tax_rates.json)."""
+    oracle = repo / "oracle"
+    lines = []
+    for i in range(EXTRA):
+        (oracle / "properties" / f"test_extra_{i}.py").write_text(
+            "from orders.total import order_total_cents\n\n\n"
+            f"def test_extra_{i}():\n    assert order_total_cents([], 'DE') == 0\n")
+        lines.append(f"  - id: prop.extra_{i}\n    oracle: properties/test_extra_{i}.py\n    kind: example\n"
+                     f"    claim: an empty order totals zero ({i})\n")
+    catalog = (oracle / "catalog.yaml").read_text()
+    catalog = catalog.replace("properties:\n", "properties:\n" + "".join(lines), 1)
+    (oracle / "catalog.yaml").write_text(catalog)
+    write_manifest(oracle)
+    _git(repo, "add", "-A", "oracle")
+    _git(repo, "commit", "--quiet", "-m", f"{EXTRA} more properties")
+    _git(repo, "update-ref", "refs/heads/main", "HEAD")
+
+
 def make_repo(work: Path, spec: dict, fill) -> Path:  # type: ignore[no-untyped-def, type-arg]
     repo, _ = build_base(work, spec)
+    add_properties(repo)
+    # No `git gc --auto` in the background (demo._git passes gc.auto=0): committing 100,000 loose
+    # objects starts one, which then competes for the cores with everything timed. The repository is
+    # packed below, as a clone is.
     if fill is not None:
         fill(repo / "fixtures")
         _git(repo, "add", "-A", "fixtures")
@@ -53,6 +83,8 @@ def make_repo(work: Path, spec: dict, fill) -> Path:  # type: ignore[no-untyped-
     _git(repo, "checkout", "--quiet", "-b", "bench")
     _apply(repo, good["edits"])
     _git(repo, "commit", "--quiet", "--all", "-m", "bench candidate")
+    _git(repo, "repack", "-a", "-d", "-q")
+    os.sync()  # the build's writes reach the disk before anything is timed
     return repo
 
 

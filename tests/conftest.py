@@ -24,7 +24,9 @@ SHARED_SARIF = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 def git(repo: Path, *args: str, date: str = "2026-11-05T12:00:00+00:00") -> str:
     """Run git in ``repo`` with a fixed identity and date; return stdout."""
     env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    cmd = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args]
+    # gc.auto=0: no `git gc` left running in the background after a commit of many files.
+    cmd = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
+           "-C", str(repo), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, f"git {' '.join(args)} failed: {proc.stderr}"
     return proc.stdout.strip()

@@ -4,6 +4,7 @@ freeze recorded under tree-v1 that still matches (docs/design.md §4). Verdicts,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import cli, commit_all, git, validate_evidence
@@ -36,9 +37,12 @@ def refreeze(repo: Path, work: Path, stale: int, digest: str | None = None) -> N
     freeze(base_sig, "prop.tax_round", ledger, reason="known rounding bug", first_seen="2026-11-02", expires_on=None)
     doc = json.loads(ledger.read_text())
     real = doc["freezes"][0]
-    if digest is not None:
+    assert real["fixture_format"] == "tree-v2"  # what `freeze` writes today
+    if digest is not None:  # a record from before formats were named: its digest may be tree-v1
         real["fixture_digest"] = digest
-    doc["freezes"] += [dict(real, fixture_digest=f"{i + 1:064x}") for i in range(stale)]
+        del real["fixture_format"]
+    older = {k: v for k, v in real.items() if k != "fixture_format"}
+    doc["freezes"] += [dict(older, fixture_digest=f"{i + 1:064x}") for i in range(stale)]
     ledger.write_text(json.dumps(doc, indent=1) + "\n")
     write_manifest(repo / "oracle")
     commit_all(repo, "freezes")
@@ -60,10 +64,13 @@ def test_ten_thousand_fixture_files_and_a_thousand_freezes(example_repo, tmp_pat
     commit_all(repo, "10,000 fixture files")
     refreeze(repo, tmp_path, stale=999)
     candidate(repo)
-    code, docs, _ = gate(repo, tmp_path / "out")
+    code, docs, stderr = gate(repo, tmp_path / "out")
     verdicts = {pid: (v["verdict"], v["reason"]) for pid, v in docs["verdicts.json"]["verdicts"].items()}
     assert verdicts == {"prop.order_total": ("pass", "held"), "prop.tax_round": ("inconclusive", "frozen")}
     assert docs["verdicts.json"]["outcome"] == "promoted" and code == 0
+    # Both trees' fixtures are hard links to the work tree's files (run.checkout), none checked out.
+    assert "file(s) linked from the work tree, 0 checked out" in stderr, stderr
+    assert re.search(r"file\(s\) linked from the tree of [0-9a-f]{12}, 0 checked out", stderr), stderr
     record = docs["fixture.digest"]
     assert record["format"] == "tree-v2" and record["files"] > 10_000
     # The 999 stale freezes hold other digests, so the run also computed tree-v1 (none matched it).
@@ -98,3 +105,22 @@ def test_a_tree_v1_freeze_of_other_fixtures_still_fails(example_repo, tmp_path):
     verdicts = docs["verdicts.json"]["verdicts"]
     assert (verdicts["prop.tax_round"]["verdict"], verdicts["prop.tax_round"]["reason"]) == ("fail", "digest_mismatch")
     assert code == 1
+
+
+def test_a_tree_v2_freeze_of_other_fixtures_fails_without_a_tree_v1_read(example_repo, tmp_path):
+    """A freeze that names its format (``fixture_format: tree-v2``, as `freeze` writes) under another
+    digest is a plain mismatch: the fixtures are not read again in tree-v1."""
+    repo = example_repo
+    git(repo, "checkout", "--quiet", "main")
+    refreeze(repo, tmp_path, stale=0)
+    ledger = repo / "oracle" / "freeze_ledger.json"
+    doc = json.loads(ledger.read_text())
+    doc["freezes"][0]["fixture_digest"] = "cd" * 32
+    ledger.write_text(json.dumps(doc, indent=1) + "\n")
+    write_manifest(repo / "oracle")
+    commit_all(repo, "a freeze of other fixtures")
+    candidate(repo)
+    code, docs, _ = gate(repo, tmp_path / "out")
+    verdicts = docs["verdicts.json"]["verdicts"]
+    assert (verdicts["prop.tax_round"]["verdict"], verdicts["prop.tax_round"]["reason"]) == ("fail", "digest_mismatch")
+    assert "compat" not in docs["fixture.digest"] and code == 1

@@ -1,15 +1,20 @@
 """The tree to gate is checked out without the oracle's own directory (``run.fixtures.not_checked_out``),
-on a real git repository, without touching the repository's configuration."""
+on a real git repository, without touching the repository's configuration; its fixture roots are hard
+links to the work tree's committed files where that is safe (``run.checkout``), checked out elsewhere."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git
+from conftest import cli, commit_all, git
 from verdict_gate.core.catalog import parse_catalog
+from verdict_gate.run import checkout
 from verdict_gate.run import git as gitcmd
 from verdict_gate.run.fixtures import not_checked_out
 
@@ -53,3 +58,171 @@ def test_worktree_leaves_out_a_directory_and_the_config(tmp_path: Path) -> None:
     with gitcmd.worktree(repo, head, tmp_path) as tree:
         assert (tree / "oracle" / "properties" / "test_one.py").is_file()
     assert git(repo, "worktree", "list").count("\n") == 0  # both removed again
+
+
+# --- Fixture roots as hard links to the work tree (run.checkout) -------------------------------------------
+
+LINKED = ("version: 1\nseed: 1\npack_root: oracle\n{extra}properties:\n  - id: p.one\n"
+          "    oracle: properties/test_one.py\n{prop}")
+
+
+def _linked_catalog(extra: str = "", prop: str = ""):
+    return parse_catalog(LINKED.format(extra=extra, prop=prop), "catalog.yaml")
+
+
+@pytest.mark.parametrize("extra,prop,env,want", [
+    ("", "", None, ("fixtures",)),  # the default fixtures glob, fixtures/**
+    ("paths:\n  fixtures: ['data/**', 'data/json/*.json', 'more/*.bin']\n", "", None, ("data", "more")),
+    ("paths:\n  fixtures: ['**/*.json']\n", "", None, ()),  # fixtures anywhere: the whole tree is checked out
+    ("", "    isolation: process\n", None, ()),  # candidate code that could write through a link
+    ("", "    mutates_fixture: true\n", None, ()),  # a property that may write its fixtures
+    ("", "", "0", ()),  # switched off
+], ids=["default", "nested-roots", "anywhere", "process-level", "mutates", "off"])
+def test_link_roots(monkeypatch, extra, prop, env, want):
+    if env is None:
+        monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(checkout.LINKS_ENV, env)
+    assert checkout.link_roots(_linked_catalog(extra, prop)) == want
+
+
+def _fixture_repo(tmp_path: Path) -> tuple[Path, str, str]:
+    """A repository whose fixtures/ holds plain, executable, linked and nested files; ``base`` and
+    ``head`` differ in one fixture. Returns (repo, base, head)."""
+    repo = tmp_path / "repo"
+    files = {"src/calc.py": "X = 1\n", "oracle/catalog.yaml": "x\n", "fixtures/a.txt": "a\n",
+             "fixtures/sub/b.bin": "base b\n", "fixtures/run.sh": "#!/bin/sh\n", "fixtures/dirty.txt": "clean\n",
+             "fixtures/wide.txt": "wide\n"}
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (repo / "fixtures" / "run.sh").chmod(0o755)
+    (repo / "fixtures" / "link").symlink_to("a.txt")
+    git(repo, "init", "--quiet")
+    base = commit_all(repo, "base")
+    (repo / "fixtures" / "sub" / "b.bin").write_text("head b\n")
+    head = commit_all(repo, "head")
+    return repo, base, head
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.samefile(a, b)
+
+
+def test_trees_link_the_committed_files_and_check_out_the_rest(tmp_path, monkeypatch):
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, base, head = _fixture_repo(tmp_path)
+    # The work tree as a user leaves it: an uncommitted edit, an untracked file, a file others may write.
+    (repo / "fixtures" / "dirty.txt").write_text("edited, not committed\n")
+    (repo / "fixtures" / "untracked.txt").write_text("never committed\n")
+    (repo / "fixtures" / "wide.txt").chmod(0o666)
+    index, status = (repo / ".git" / "index").read_bytes(), git(repo, "status", "--porcelain")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    lines: list[str] = []
+    with checkout.trees(repo, [head, base], scratch, _linked_catalog(), lines.append) as made:
+        cand, old = made.paths
+        assert _same(cand / "fixtures" / "a.txt", repo / "fixtures" / "a.txt")  # linked, not copied
+        assert _same(cand / "fixtures" / "sub" / "b.bin", repo / "fixtures" / "sub" / "b.bin")
+        assert _same(cand / "fixtures" / "run.sh", repo / "fixtures" / "run.sh")
+        assert os.access(cand / "fixtures" / "run.sh", os.X_OK)
+        # The edited file is the committed one, checked out; the untracked file is not there at all.
+        assert (cand / "fixtures" / "dirty.txt").read_text() == "clean\n"
+        assert not _same(cand / "fixtures" / "dirty.txt", repo / "fixtures" / "dirty.txt")
+        assert not (cand / "fixtures" / "untracked.txt").exists()
+        # A file others may write is checked out (the `uid` sandbox runs candidate code as nobody).
+        assert not _same(cand / "fixtures" / "wide.txt", repo / "fixtures" / "wide.txt")
+        assert (cand / "fixtures" / "link").is_symlink()  # links are checked out as links (the digest refuses them)
+        assert (cand / "src" / "calc.py").read_text() == "X = 1\n"
+        # The base tree links to the candidate tree's files where the blob is the same, and checks out the rest.
+        assert _same(old / "fixtures" / "a.txt", cand / "fixtures" / "a.txt")
+        assert (old / "fixtures" / "sub" / "b.bin").read_text() == "base b\n"
+        assert made.twins == frozenset()  # b.bin differs: the base's fixtures are not the candidate's
+    # Linked: a.txt, sub/b.bin, run.sh; checked out: dirty.txt, wide.txt, the link. The base links the same
+    # blobs to the candidate tree's files (its checked-out ones too) and checks out b.bin and the link.
+    assert lines == [f"fixtures of {head[:12]}: 3 file(s) linked from the work tree, 3 checked out",
+                     f"fixtures of {base[:12]}: 4 file(s) linked from the tree of {head[:12]}, 2 checked out"]
+    assert not list(scratch.iterdir())  # both worktrees removed
+    assert git(repo, "worktree", "list").count("\n") == 0
+    # The work tree and its index are as they were: same files, same contents, one name each again.
+    assert (repo / ".git" / "index").read_bytes() == index and git(repo, "status", "--porcelain") == status
+    assert (repo / "fixtures" / "dirty.txt").read_text() == "edited, not committed\n"
+    assert os.lstat(repo / "fixtures" / "a.txt").st_nlink == 1
+
+
+def test_trees_of_the_same_fixtures_are_twins(tmp_path, monkeypatch):
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, _head = _fixture_repo(tmp_path)
+    (repo / "fixtures" / "link").unlink()  # a link is checked out in each tree: two files, not one
+    older = commit_all(repo, "no link")
+    (repo / "src" / "calc.py").write_text("X = 2\n")
+    newer = commit_all(repo, "code only")
+    with checkout.trees(repo, [newer, older], tmp_path, _linked_catalog()) as made:
+        assert made.twins == frozenset({1})
+        for name in ("a.txt", "sub/b.bin", "run.sh", "dirty.txt", "wide.txt"):
+            assert _same(made.paths[0] / "fixtures" / name, made.paths[1] / "fixtures" / name)
+        assert (made.paths[1] / "src" / "calc.py").read_text() == "X = 1\n"
+
+
+@pytest.mark.parametrize("how", ["switched-off", "process-level"])
+def test_trees_check_everything_out_when_links_are_not_allowed(tmp_path, monkeypatch, how):
+    repo, _base, head = _fixture_repo(tmp_path)
+    monkeypatch.setenv(checkout.LINKS_ENV, "0" if how == "switched-off" else "1")
+    catalog = _linked_catalog(prop="    isolation: process\n" if how == "process-level" else "")
+    with checkout.trees(repo, [head], tmp_path, catalog) as made:
+        tree = made.paths[0]
+        assert (tree / "fixtures" / "a.txt").read_text() == "a\n"
+        assert not _same(tree / "fixtures" / "a.txt", repo / "fixtures" / "a.txt")
+
+
+def test_trees_on_another_file_system_check_out(tmp_path, monkeypatch):
+    """Scratch on another file system (here /dev/shm): no hard link is possible, every file is checked out."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs a second file system at /dev/shm")
+    repo, _base, head = _fixture_repo(tmp_path)
+    scratch = Path(tempfile.mkdtemp(dir=shm))
+    try:
+        lines: list[str] = []
+        with checkout.trees(repo, [head], scratch, _linked_catalog(), lines.append) as made:
+            tree = made.paths[0]
+            assert (tree / "fixtures" / "sub" / "b.bin").read_text() == "head b\n"
+            assert (tree / "fixtures" / "a.txt").read_text() == "a\n"
+            assert os.lstat(tree / "fixtures" / "a.txt").st_nlink == 1
+        assert lines == []  # nothing linked, so nothing to say
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_a_change_through_a_link_is_named_with_its_fix(tmp_path, monkeypatch):
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, head = _fixture_repo(tmp_path)
+    (repo / "fixtures" / "dirty.txt").write_text("edited\n")  # so this one is checked out, not linked
+    with checkout.trees(repo, [head], tmp_path, _linked_catalog()) as made:
+        tree = made.paths[0]
+        (tree / "fixtures" / "a.txt").write_text("changed by a property\n")  # what a buggy oracle could do
+        notices = checkout.written_through(tree, repo, ["repo/fixtures/a.txt", "repo/fixtures/dirty.txt",
+                                                        "pack/x.json"])
+    assert notices == [f"fixtures/a.txt: the run changed this fixture, a hard link to the work tree's file, so the "
+                       f"work tree's copy changed too: restore it with `git -C {repo} checkout -- fixtures/a.txt`"]
+
+
+def test_a_dirty_fixture_in_the_work_tree_is_not_what_the_gate_scores(example_repo, tmp_path, monkeypatch):
+    """End to end: the work tree's uncommitted edit of a fixture the candidate reads (tax rates) is not
+    linked into the tree the gate scores; the committed rates are, and the verdicts are the clean run's."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    rates = example_repo / "fixtures" / "tax_rates.json"
+    clean = cli("run", "--repo", str(example_repo), "--base", "main", "--pack", "git:main:oracle",
+                "--out", str(tmp_path / "clean"), "--today", "2026-11-30")
+    rates.write_text(rates.read_text().replace("1900", "1"))
+    dirty = cli("run", "--repo", str(example_repo), "--base", "main", "--pack", "git:main:oracle",
+                "--out", str(tmp_path / "dirty"), "--today", "2026-11-30")
+    # Clean, the one fixture is linked; edited, it is checked out (and the base's links to that copy).
+    assert "1 file(s) linked from the work tree, 0 checked out" in clean.stderr, clean.stderr
+    assert "linked from the work tree" not in dirty.stderr, dirty.stderr
+    assert "uncommitted change(s) are not scored" in dirty.stdout + dirty.stderr
+    assert dirty.returncode == clean.returncode == 0, dirty.stderr
+    verdicts = [json.loads((tmp_path / d / "verdicts.json").read_text())["verdicts"] for d in ("clean", "dirty")]
+    assert verdicts[0] == verdicts[1]
+    assert "1900" not in rates.read_text()  # the user's edit is untouched

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verdict_gate.commands.digest import fork_map
 from verdict_gate.core import digest
 from verdict_gate.core.digest import Normalizer, changed_since, digest_dir, scan, walk
 from verdict_gate.core.errors import GateError
+from verdict_gate.run.forks import fork_map
 
 
 def write(root: Path, files: dict[str, bytes]) -> None:
@@ -327,5 +327,7 @@ def test_digest_command_output_and_start_up(tmp_path):
              "print(sorted(m for m in sys.modules if m.startswith(('verdict_gate.run', 'verdict_gate.pack')))); "
              "sys.exit(code)")
     out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True)
+    # Only the fork helper of the run edge (standard library only), never the pipeline, runner or packs.
     assert out.stdout.splitlines() == [
-        f"tree-v2 {serial.digest}  {len(serial.files)} files  {serial.total_bytes} bytes", "[]"]
+        f"tree-v2 {serial.digest}  {len(serial.files)} files  {serial.total_bytes} bytes",
+        "['verdict_gate.run', 'verdict_gate.run.forks']"]

@@ -52,7 +52,9 @@ def examples_dir() -> Path:
 
 def _git(repo: Path, *args: str, date: str = "2026-11-01T12:00:00+00:00") -> str:
     env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    cmd = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args]
+    # gc.auto=0: no `git gc` left running in the background after a commit of many files.
+    cmd = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "gc.auto=0",
+           "-C", str(repo), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return proc.stdout.strip()
 

@@ -540,17 +540,27 @@ def changed_since(before: Scan, entries: Iterable[Entry], *, workers: int | None
     ``touch`` is not a change, an edit is). ``before.stamps`` and ``before.files`` are keyed by
     the entries' paths.
     """
-    now = {e.path: e for e in entries}
-    changed = set(before.stamps) ^ set(now)
+    stamps = before.stamps
+    entries = list(entries)
+    changed: set[str] = set()
     suspects = []
-    for path in now.keys() & before.stamps.keys():
-        try:
-            st = os.lstat(now[path].file)
-        except OSError:
-            changed.add(path)
+    known = 0
+    lstat = os.lstat  # one lookup: this loop runs once per fixture file
+    for e in entries:
+        old = stamps.get(e.path)
+        if old is None:
+            changed.add(e.path)  # added
             continue
-        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != before.stamps[path]:
-            suspects.append(now[path])
+        known += 1
+        try:
+            st = lstat(e.file)
+        except OSError:
+            changed.add(e.path)
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != old:
+            suspects.append(e)
+    if known != len(stamps):
+        changed.update(stamps.keys() - {e.path for e in entries})  # removed
     if suspects:
         again = scan(suspects, tree_path=lambda _path: None, workers=workers)
         changed.update(path for path, sha in again.files.items() if sha != before.files.get(path))

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from verdict_gate.core import validate
+from verdict_gate.core.digest import FORMAT
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.files import LEDGER_MAX_BYTES
 from verdict_gate.core.signature import set_signature, signature_of
@@ -147,6 +148,7 @@ def parse_ledger(text: str, source: str, *, known_ids: Iterable[str] | None = No
             first_seen=_date(raw["first_seen"], f"{where}.first_seen", error),
             expires_on=_date(raw["expires_on"], f"{where}.expires_on", error) if "expires_on" in raw else None,
             failures=tuple(FailureRef(f["signature"], f["signature_parts"]) for f in listed),
+            fixture_format=raw.get("fixture_format"),
         ))
     return Ledger(source=source, freezes=tuple(freezes))
 
@@ -207,7 +209,7 @@ def add_freeze(text: str, source: str, replay: Mapping[str, Any], *, reason: str
     failures = sorted(({"signature": f["signature"], "signature_parts": f["signature_parts"]} for f in listed),
                       key=lambda f: f["signature"])
     record = {"prop_id": replay["prop_id"], "signature": set_signature(f["signature"] for f in failures),
-              "failures": failures, "fixture_digest": replay["fixture_digest"],
+              "failures": failures, "fixture_digest": replay["fixture_digest"], "fixture_format": FORMAT,
               "base_revision": replay["base_revision"], "reason": reason, "first_seen": first_seen}
     if expires_on:
         record["expires_on"] = expires_on

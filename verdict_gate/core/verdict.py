@@ -118,6 +118,7 @@ class Freeze:
     first_seen: dt.date
     expires_on: dt.date | None = None
     failures: tuple[FailureRef, ...] = ()
+    fixture_format: str | None = None  # ``tree-v2`` when recorded so; ``None``: before formats were named
 
     def failure_set(self) -> tuple[FailureRef, ...]:
         """The failures this record forgives; a record with one signature (the ledger before failure

@@ -20,6 +20,7 @@ from verdict_gate.core.records import RunRecord, run_record
 from verdict_gate.pack import Pack
 from verdict_gate.run import results as stream
 from verdict_gate.run import runner
+from verdict_gate.run.checkout import written_through
 from verdict_gate.run.fixtures import fixture_digest, fixtures_changed, glob_roots
 
 Progress = Callable[[str], None]
@@ -55,6 +56,7 @@ class Execution:
     notices: list[str]
     phase_failures: list[str] = field(default_factory=list)
     uncollected: list[str] = field(default_factory=list)  # ids whose selector matched no test
+    mutated: list[str] = field(default_factory=list)  # fixture paths the post-run check found changed
 
 
 def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_revision: str,
@@ -90,6 +92,7 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
            else runner.Outcome({}, []))
     raw = ran.results
     mutated = fixtures_changed(p, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
+    notices += written_through(tree, repo, mutated)
     by_id = {prop.id: prop for prop in props}
     uncollected = sorted(pid for pid, r in raw.items() if r.get("event") == stream.UNCOLLECTED)
     raw = {pid: r for pid, r in raw.items() if r.get("event") != stream.UNCOLLECTED}
@@ -104,7 +107,7 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
     items = sum(int(r.get("items") or 0) for r in raw.values())
     notices += [f"{pid}: pytest collected no test for {by_id[pid].selector!r} in the pack: check the catalog's "
                 "oracle and node" for pid in uncollected]
-    return Execution(records, record, items, notices, ran.phase_failures, uncollected)
+    return Execution(records, record, items, notices, ran.phase_failures, uncollected, mutated)
 
 
 class Slots:

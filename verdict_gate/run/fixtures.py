@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from verdict_gate.core.catalog import Catalog
-from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Scan, changed_since, scan, walk
+from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Parallel, Scan, changed_since, scan, walk
 from verdict_gate.core.globs import match_any
 from verdict_gate.core.ledger import Ledger
+from verdict_gate.core.verdict import Freeze
 from verdict_gate.pack import Pack
 
 
@@ -55,20 +56,35 @@ def not_checked_out(catalog: Catalog) -> tuple[str, ...]:
 
 def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
     """The tree's files matching the catalog's fixture globs, as digest entries ``repo/<path>``."""
-    entries = []
+    globs = catalog.paths.fixtures
+    # A glob `ROOT/**` takes every file under ROOT: no pattern to match per file (100,000 of them).
+    whole = {g.strip("/")[:-3] for g in globs if g.strip("/").endswith("/**") and not _magic(g.strip("/")[:-3])}
+    entries: list[Entry] = []
     seen: set[str] = set()
-    for root in glob_roots(catalog.paths.fixtures):
+    roots = glob_roots(globs)
+    nested = any(r != o and (not o or r.startswith(o + "/")) for r in roots for o in roots)
+    for root in roots:
         base = tree / root if root else tree
         if not base.exists():
+            continue
+        everything = root in whole
+        if everything and root and not nested:  # no other root to overlap: no path to check twice
+            entries += walk(base, prefix=f"repo/{root}")
             continue
         for entry in walk(base, prefix=root):
             rel = entry.path
             # `.git` in a worktree is a file naming the repository and the worktree: not a fixture.
-            if rel == ".git" or rel.startswith(".git/") or rel in seen or not match_any(rel, catalog.paths.fixtures):
+            if rel == ".git" or rel.startswith(".git/") or rel in seen:
+                continue
+            if not everything and not match_any(rel, globs):
                 continue
             seen.add(rel)
             entries.append(Entry(f"repo/{rel}", entry.file))
     return entries
+
+
+def _magic(text: str) -> bool:
+    return any(c in text for c in "*?[")
 
 
 def pack_fixture_entries(p: Pack) -> list[Entry]:
@@ -77,7 +93,7 @@ def pack_fixture_entries(p: Pack) -> list[Entry]:
 
 
 def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
-                   format: str = FORMAT) -> tuple[Scan, dict[str, Any]]:
+                   format: str = FORMAT, parallel: Parallel | None = None) -> tuple[Scan, dict[str, Any]]:
     """``format`` (default ``tree-v2``) over the pack's ``fixtures/`` (paths ``pack/…``) then the
     tree's repository fixtures (paths ``repo/…``), and its ``fixture.digest`` record.
 
@@ -86,7 +102,8 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
     another format than that check's) re-reads the pack fixtures instead.
 
     The returned scan's ``files`` and ``stamps`` cover exactly the fixture files (``pack/…``
-    and ``repo/…``), for :func:`fixtures_changed` after the run.
+    and ``repo/…``), for :func:`fixtures_changed` after the run. ``parallel``: for the repository
+    fixtures, as for :func:`verdict_gate.core.digest.scan` (e.g. :func:`verdict_gate.run.forks.fork_map`).
     """
     catalog = p.catalog
     repo_entries = repo_fixture_entries(tree, catalog)
@@ -100,7 +117,7 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
                       if k.startswith("fixtures/")}
         pack_stamps = {"pack/" + k[len("fixtures/"):]: v for k, v in pack_scan.stamps.items()
                        if k.startswith("fixtures/")}
-    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state, format=format)
+    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state, format=format, parallel=parallel)
     result = dataclasses.replace(result, files={**pack_files, **result.files}, stamps={**pack_stamps, **result.stamps})
     record = {
         "version": 1,
@@ -115,14 +132,17 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
     return result, record
 
 
-def legacy_digest(p: Pack, tree: Path, revision: str, before: Scan, failed: Collection[str]) -> str | None:
+def legacy_digest(p: Pack, tree: Path, revision: str, before: Scan, failed: Collection[str],
+                  changed: Collection[str] | None = None) -> str | None:
     """The ``tree-v1`` digest of the fixtures ``before`` digested in ``tree-v2``, when a freeze of a
     ``failed`` property may have been recorded under ``tree-v1`` (its ``fixture_digest`` is not
     the run's); else ``None`` and nothing is read again (docs/design.md §4, "Formats"). Also
-    ``None`` when the fixtures changed since ``before`` (a tree-v1 freeze then does not match)."""
-    if all(f.fixture_digest == before.digest for pid in failed for f in p.ledger.for_id(pid)):
-        return None
-    if fixtures_changed(p, tree, before):
+    ``None`` when the fixtures changed since ``before`` (a tree-v1 freeze then does not match):
+    ``changed``, the post-run check's answer when the caller has it, else checked here."""
+    if all(f.fixture_digest == before.digest or f.fixture_format == FORMAT
+           for pid in failed for f in p.ledger.for_id(pid)):
+        return None  # no freeze of a failed property may hold a tree-v1 digest of other fixtures
+    if changed if changed is not None else fixtures_changed(p, tree, before):
         return None
     return fixture_digest(p, tree, revision, fresh=True, format=TREE_V1)[0].digest
 
@@ -145,7 +165,10 @@ def current_ledger(ledger: Ledger, record: dict[str, Any]) -> tuple[Ledger, int]
     legacy = (record.get("compat") or {}).get(TREE_V1)
     if not legacy or legacy == record["digest"]:
         return ledger, 0
-    freezes = tuple(dataclasses.replace(f, fixture_digest=record["digest"]) if f.fixture_digest == legacy else f
+    def recorded_in_v1(f: Freeze) -> bool:
+        return f.fixture_digest == legacy and f.fixture_format is None
+
+    freezes = tuple(dataclasses.replace(f, fixture_digest=record["digest"]) if recorded_in_v1(f) else f
                     for f in ledger.freezes)
-    moved = sum(f.fixture_digest == legacy for f in ledger.freezes)
+    moved = sum(recorded_in_v1(f) for f in ledger.freezes)
     return dataclasses.replace(ledger, freezes=freezes), moved

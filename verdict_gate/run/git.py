@@ -22,18 +22,24 @@ SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 # archiving one 2 GiB fixture blob showed 2 GB of resident memory. Small windows, few of them:
 # measured 70 MB for the same checkout (docs/design.md §4, "Memory").
 LOW_MEMORY = ("-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=64m")
+# The gate's hard links to the work tree's fixtures (run.checkout) move those files' ctime, and git's index
+# would then call every one of them changed, and hash it again, at the next status. Our own reads of the
+# work tree compare size, mtime, inode and contents, as git does, but not ctime.
+NO_CTIME = ("-c", "core.trustctime=false")
 FETCH_DEPTH_FIX = ("fetch the full history: with actions/checkout set `fetch-depth: 0`; "
                    "locally run `git fetch --unshallow`")
 
 
-def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git -C repo args…`` and return the completed process (stdout and stderr as bytes).
+def git(repo: Path, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C repo args…`` and return the completed process (stdout and stderr as bytes);
+    ``input``: bytes for its standard input (else it reads nothing).
 
     Raises:
         GateError: when git is missing, or (``check``) exits non-zero.
     """
     try:
-        proc = subprocess.run(["git", *SAFE, "-C", str(repo), *args], capture_output=True, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(["git", *SAFE, "-C", str(repo), *args], capture_output=True, input=input,
+                              stdin=subprocess.DEVNULL if input is None else None)
     except FileNotFoundError:
         raise GateError("git", "PATH", "the git executable was not found", "install git (2.35 or newer)") from None
     if check and proc.returncode != 0:
@@ -133,7 +139,7 @@ def diff_name_status(repo: Path, base: str, head: str) -> bytes:
 
 def dirty_paths(repo: Path) -> list[str]:
     """Tracked paths with uncommitted changes (they are not scored: the gate checks out HEAD)."""
-    out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=no").stdout
+    out = git(repo, *NO_CTIME, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no").stdout
     return [entry[3:].decode(errors="replace") for entry in out.split(b"\0") if len(entry) > 3]
 
 
@@ -141,9 +147,8 @@ def dirty_paths(repo: Path) -> list[str]:
 def worktree(repo: Path, rev: str, parent: Path | None = None, exclude: Sequence[str] = ()) -> Iterator[Path]:
     """A detached worktree of ``rev`` in a fresh temp dir, removed on every path out.
 
-    ``exclude``: top-level-relative directories (POSIX, e.g. ``"oracle"``) not written to disk; their
-    files stay in the worktree's index (``git status`` there shows them deleted). The repository's
-    configuration is not touched (no sparse-checkout settings).
+    ``exclude``: top-level-relative directories (POSIX, e.g. ``"oracle"``) not written to disk, nor to the
+    worktree's index. The repository's configuration is not touched (no sparse-checkout settings).
     """
     holder = Path(tempfile.mkdtemp(prefix="verdict-gate-wt-", dir=parent))
     path = holder / "tree"

@@ -38,10 +38,10 @@ from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.report.text import printable
-from verdict_gate.run import git, runner, sandbox
+from verdict_gate.run import checkout, forks, git, runner, sandbox
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Execution, Slot, Slots, execute
-from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest, not_checked_out
+from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest
 from verdict_gate.run.replay import replay
 
 Progress = Callable[[str], None]
@@ -138,7 +138,12 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         p = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
         if p is None:
             return ev
-        with git.worktree(repo, ev.head_revision, scratch, exclude=not_checked_out(p.catalog)) as cand:
+        # The base's tree is made beside the candidate's, before any digest (checkout.trees says why),
+        # when the ledger has properties to replay on it.
+        revs = [ev.head_revision] + ([ev.base_revision] if p.ledger.prop_ids() else [])
+        with checkout.trees(repo, revs, scratch, p.catalog, progress) as made:
+            cand, base_tree = made.paths[0], (made.paths[1] if len(made.paths) > 1 else None)
+            same_fixtures = 1 in made.twins
             digest = digest_fixtures(ev, p, cand, progress)
             if digest is None:
                 return ev
@@ -153,8 +158,9 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 assert ev.shard is not None
                 ev.shard.update(properties=mine, pack_sha256=p.sha256)
                 progress(f"shard {shard}: {len(mine)} of the catalog's properties")
-            done = base_and_candidate(ev, p, cand, parts, digest, scratch, progress, jobs, only)
-            fresh_replay(ev, p, done, scratch, progress)
+            done = base_and_candidate(ev, p, cand, parts, digest, scratch, progress, jobs, only, base_tree,
+                                      same_fixtures)
+            fresh_replay(ev, p, done, scratch, progress, base_tree)
         if shard is not None:
             assert ev.shard is not None
             ev.shard.update(items=done.items, phase_failures=list(done.phase_failures))
@@ -208,8 +214,11 @@ def load_pack(ev: Evidence, source: str, options: pack.PackOptions | None, polic
 def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress) -> tuple[Scan, dict[str, Any]] | None:
     """Step 2: the candidate's fixture digest, or ``None`` with ``ev`` void (it cannot be digested)."""
     progress("fixture digest")
+    # Forked copies hash a big tree on every core; a fork copies only the calling thread, so only while
+    # no other thread runs (docs/design.md §4).
+    parallel = forks.fork_map if threading.active_count() == 1 else None
     try:
-        digest = fixture_digest(p, cand, ev.head_revision)
+        digest = fixture_digest(p, cand, ev.head_revision, parallel=parallel)
     except GateError as exc:
         # The candidate's own tree cannot be digested (a link or special file among its
         # fixtures): it cannot be scored, whatever else the patch does.
@@ -253,8 +262,11 @@ PARALLEL_ENV = "VERDICT_GATE_PARALLEL_REPLAY"  # "0": the base replay first, the
 
 def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
                        digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
-                       jobs: int | None = None, only: set[str] | None = None) -> Execution:
-    """Steps 4 and 5: the base replay (``ev.base_sig``) and the candidate run (returned).
+                       jobs: int | None = None, only: set[str] | None = None,
+                       base_tree: Path | None = None, same_fixtures: bool = False) -> Execution:
+    """Steps 4 and 5: the base replay (``ev.base_sig``, on ``base_tree`` when given, else on a worktree
+    of its own) and the candidate run (returned). ``same_fixtures``: ``base_tree``'s fixtures are the
+    candidate's files (:attr:`verdict_gate.run.checkout.Trees.twins`), so ``digest`` is the base's too.
 
     With a budget of two or more oracle processes (``jobs``, else :func:`runner.default_jobs`) and a
     frozen property to replay, the base replay runs in a thread beside the candidate run: each on its
@@ -268,8 +280,9 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
         GateError, VoidError: from either step; the base replay's first, as when it runs first.
     """
     budget = jobs if jobs is not None else runner.default_jobs()
+    shared = digest if same_fixtures else None
     if budget < 2 or not replay_ids(p, parts, only) or os.environ.get(PARALLEL_ENV, "").strip() == "0":
-        ev.base_sig = base_replay(ev, p, parts, scratch, progress, only)
+        ev.base_sig = base_replay(ev, p, parts, scratch, progress, only, tree=base_tree, same=shared)
         return candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs, only)
     lock = threading.Lock()
 
@@ -290,7 +303,8 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
 
     def replay_base() -> None:
         try:
-            base["sig"] = base_replay(ev, p, parts, scratch, _silent, only, notices=base_notices, jobs=budget,
+            base["sig"] = base_replay(ev, p, parts, scratch, _silent, only, tree=base_tree, same=shared,
+                                      notices=base_notices, jobs=budget,
                                       slot=slots.slot(1, stop_base), cancel=stop_base, lines=lines("base: "))
         except BaseException as exc:  # handed to the caller's thread below
             base["error"] = exc
@@ -350,14 +364,17 @@ def replay_ids(p: pack.Pack, parts: diffsplit.Split, only: set[str] | None = Non
 
 
 def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Path,
-                progress: Progress, only: set[str] | None = None, *, notices: list[str] | None = None,
+                progress: Progress, only: set[str] | None = None, *, tree: Path | None = None,
+                same: tuple[Scan, dict[str, Any]] | None = None, notices: list[str] | None = None,
                 lines: Progress | None = None, jobs: int | None = None, slot: Slot | None = None,
                 cancel: threading.Event | None = None) -> BaseSigRecord:
     """Step 4: replay the ledger's properties whose oracle is not edited (and, for a shard, in ``only``),
     on the base revision.
 
     ``notices`` (default ``ev.notices``) gets the replay's notices; ``lines`` (default ``progress``) its
-    per-property progress; ``jobs``, ``slot``, ``cancel``: as for :func:`replay`.
+    per-property progress; ``tree``, ``jobs``, ``slot``, ``cancel``: as for :func:`replay`. ``same``: the
+    candidate's fixture digest, when ``tree``'s fixtures are the candidate's files (it is then the base's
+    too, with the base's revision).
     """
     to_replay = replay_ids(p, parts, only)
     assert ev.fixture is not None
@@ -368,7 +385,13 @@ def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Pat
     # away (the same fresh seeds as the candidate's): their fresh failures need no second replay.
     plan = {pid: {"example_log": True, **fresh_plan(ev, p.catalog.by_id()[pid])} for pid in to_replay}
     return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, lines or progress,
-                  ev.notices if notices is None else notices, plan=plan, jobs=jobs, slot=slot, cancel=cancel)
+                  ev.notices if notices is None else notices, plan=plan, tree=tree, jobs=jobs, slot=slot,
+                  cancel=cancel, digest=_as_base(same, ev.base_revision) if same and tree else None)
+
+
+def _as_base(digest: tuple[Scan, dict[str, Any]], revision: str) -> tuple[Scan, dict[str, Any]]:
+    """The candidate's fixture digest as the base tree's, whose fixtures are the same files."""
+    return digest[0], {k: v for k, v in digest[1].items() if k != "compat"} | {"revision": revision}
 
 
 def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
@@ -402,7 +425,8 @@ def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split
                          run_id=run_id)
     # A freeze recorded under tree-v1 stays comparable: the fixtures are read once more, in that
     # format, only when a failed property has a freeze under another digest (docs/design.md §4).
-    legacy = legacy_digest(p, cand, ev.head_revision, digest[0], {pid for pid, r in done.records.items() if r.failed})
+    legacy = legacy_digest(p, cand, ev.head_revision, digest[0], {pid for pid, r in done.records.items() if r.failed},
+                           changed=done.mutated)
     if legacy is not None and ev.fixture is not None:
         ev.fixture["compat"] = {TREE_V1: legacy}
     return done
@@ -420,7 +444,8 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, progress: Progress) -> None:
+def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, progress: Progress,
+                 base_tree: Path | None = None) -> None:
     """Step 5b (docs/design.md §8.3): a fresh example that failed on the candidate is replayed on the base
     revision with the same fresh seed. Held there → the scoring sees a regression (V16); failed there too →
     a ``preexisting_failure`` notice with the freeze proposal; the verdict is unchanged."""
@@ -429,7 +454,7 @@ def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, pro
     failing = {pid: r for pid, r in done.records.items() if r.fresh_log and any(not e.held for e in r.fresh_log)}
     replay_now = {pid: r for pid, r in failing.items() if pid not in on_base}
     if replay_now:
-        _replay_fresh(ev, p, replay_now, scratch, progress)
+        _replay_fresh(ev, p, replay_now, scratch, progress, base_tree)
     frozen = set(p.ledger.prop_ids())
     for pid, r in failing.items():
         base = next((x for x in ev.base_sig.replays if x.prop_id == pid), None)
@@ -454,7 +479,8 @@ def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, pro
             break
 
 
-def _replay_fresh(ev: Evidence, p: pack.Pack, failing: dict[str, Any], scratch: Path, progress: Progress) -> None:
+def _replay_fresh(ev: Evidence, p: pack.Pack, failing: dict[str, Any], scratch: Path, progress: Progress,
+                  tree: Path | None) -> None:
     assert ev.base_sig is not None
     progress(f"replaying the fresh examples of {len(failing)} propert{'y' if len(failing) == 1 else 'ies'} "
              f"on the base {ev.base_revision[:12]}")
@@ -462,7 +488,7 @@ def _replay_fresh(ev: Evidence, p: pack.Pack, failing: dict[str, Any], scratch: 
     plan = {pid: {"example_log": False, "fresh_seed": r.fresh_seed, "fresh_examples": props[pid].fresh_examples}
             for pid, r in failing.items()}
     fresh = replay(Path(ev.repo), ev.base_revision, p, sorted(failing), scratch, progress, ev.notices,
-                   plan=plan, name="fresh-replay")
+                   plan=plan, name="fresh-replay", tree=tree)
     by_id = {r.prop_id: r for r in fresh.replays}
     merged = []
     for rec in ev.base_sig.replays:

@@ -4,34 +4,37 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from verdict_gate.core.digest import Scan
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord
 from verdict_gate.pack import Pack, PackOptions, load
-from verdict_gate.run import git, runner
+from verdict_gate.run import checkout, git, runner
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Slot, execute
-from verdict_gate.run.fixtures import not_checked_out
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 
 def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: Path,
            progress: Progress, notices: list[str] | None = None, *,
            plan: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
-           slot: Slot | None = None, cancel: threading.Event | None = None) -> BaseSigRecord:
-    """Run the ledger's properties (or ``only``) on a detached worktree of ``rev``.
+           slot: Slot | None = None, cancel: threading.Event | None = None,
+           tree: Path | None = None, digest: tuple[Scan, dict[str, Any]] | None = None) -> BaseSigRecord:
+    """Run the ledger's properties (or ``only``) on a detached worktree of ``rev`` (``tree``: one the caller
+    made, :func:`verdict_gate.run.checkout.trees`, and removes).
 
     Every replayed property keeps its example log (docs/design.md §8.3) unless ``plan`` (per id: the
     runner's extra passes) says otherwise; ``name`` is the scratch subdirectory of this replay.
-    ``jobs``, ``slot``, ``cancel``: as for :func:`verdict_gate.run.execute.execute` (a replay beside the
-    candidate run shares its budget of processes).
+    ``jobs``, ``slot``, ``cancel``, ``digest``: as for :func:`verdict_gate.run.execute.execute` (a replay
+    beside the candidate run shares its budget of processes; ``digest`` only with ``tree``).
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
-    The worktree is removed on every path.
+    A worktree it made is removed on every path.
 
     Raises:
         GateError: an id in ``only`` is not in the pack's catalog.
@@ -44,32 +47,35 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
         raise GateError("property id", ", ".join(unknown), "is not in the pack's catalog",
                         f"use one of: {', '.join(known)}")
     props = [known[i] for i in ids]
-    with _unswept(git.worktree(repo, rev, scratch, exclude=not_checked_out(p.catalog))) as tree:
+    made = (_unswept(checkout.trees(repo, [rev], scratch, p.catalog)) if tree is None
+            else nullcontext(checkout.Trees((tree,))))
+    with made as trees:
+        tree = trees.paths[0]
         sub = scratch / name
         sub.mkdir()
         if plan is None:
             plan = {prop.id: {"example_log": True} for prop in props}
-        done = execute(props, p, tree, rev, rev, sub, progress, repo=repo, plan=plan, jobs=jobs, slot=slot,
+        done = execute(props, p, tree, rev, rev, sub, progress, digest, repo=repo, plan=plan, jobs=jobs, slot=slot,
                        cancel=cancel)
     check_collected(p, done)  # a node: that does not exist is the catalog's error
     if notices is not None:
         notices += [f"base replay: {n}" for n in done.notices]
-    digest = done.digest["digest"]
+    fixture_digest = done.digest["digest"]
     replays = []
     for prop in props:
         r = done.records.get(prop.id)
         replays.append(ReplayRecord(
             prop_id=prop.id, status=r.status if r else "missing", signature=r.signature if r else None,
-            signature_parts=r.signature_parts if r else None, fixture_digest=digest, base_revision=rev,
+            signature_parts=r.signature_parts if r else None, fixture_digest=fixture_digest, base_revision=rev,
             failures=r.failures if r else (), hits=r.hits if r else None,
             example_log=r.example_log if r else None, fresh_seed=r.fresh_seed if r else None,
             fresh_log=r.fresh_log if r else None,
         ))
-    return BaseSigRecord(base_revision=rev, fixture_digest=digest, replays=tuple(replays))
+    return BaseSigRecord(base_revision=rev, fixture_digest=fixture_digest, replays=tuple(replays))
 
 
 @contextmanager
-def _unswept(worktree: AbstractContextManager[Path]) -> Iterator[Path]:
+def _unswept(worktree: AbstractContextManager[T]) -> Iterator[T]:
     """``worktree`` entered and left (``git worktree add``, ``git worktree prune``) with no sweep running:
     a replay beside the candidate run must not lose its git process to the candidate's sweep."""
     stack = ExitStack()

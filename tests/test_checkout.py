@@ -226,3 +226,51 @@ def test_a_dirty_fixture_in_the_work_tree_is_not_what_the_gate_scores(example_re
     verdicts = [json.loads((tmp_path / d / "verdicts.json").read_text())["verdicts"] for d in ("clean", "dirty")]
     assert verdicts[0] == verdicts[1]
     assert "1900" not in rates.read_text()  # the user's edit is untouched
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_a_fixture_git_does_not_look_at_is_checked_out(tmp_path, monkeypatch, flag):
+    """`git diff` skips a file marked assume-unchanged or skip-worktree: its edit must not be linked."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, head = _fixture_repo(tmp_path)
+    git(repo, "update-index", flag, "fixtures/a.txt")
+    (repo / "fixtures" / "a.txt").write_text("edited behind git's back\n")
+    assert "fixtures/a.txt" not in git(repo, "diff", "--name-only", "HEAD")  # git itself does not see it
+    with checkout.trees(repo, [head], tmp_path, _linked_catalog()) as made:
+        tree = made.paths[0]
+        assert (tree / "fixtures" / "a.txt").read_text() == "a\n"
+        assert not _same(tree / "fixtures" / "a.txt", repo / "fixtures" / "a.txt")
+        assert _same(tree / "fixtures" / "run.sh", repo / "fixtures" / "run.sh")  # the others still link
+
+
+def test_a_fixture_git_converts_is_checked_out(tmp_path, monkeypatch):
+    """With `eol=crlf`, `git diff` calls a work-tree file with LF endings equal to the blob, but a checkout
+    writes CRLF: such a file is checked out, a file without conversion attributes is linked."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, _head = _fixture_repo(tmp_path)
+    (repo / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    (repo / "fixtures" / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    head = commit_all(repo, "attributes")
+    (repo / "fixtures" / "crlf.txt").write_bytes(b"one\ntwo\n")  # the user's editor saved LF
+    assert "fixtures/crlf.txt" not in git(repo, "diff", "--name-only", "HEAD")
+    with checkout.trees(repo, [head], tmp_path, _linked_catalog()) as made:
+        tree = made.paths[0]
+        assert (tree / "fixtures" / "crlf.txt").read_bytes() == b"one\r\ntwo\r\n"  # what a checkout writes
+        assert _same(tree / "fixtures" / "sub" / "b.bin", repo / "fixtures" / "sub" / "b.bin")
+    git(repo, "config", "core.autocrlf", "input")  # every text file may convert: nothing links
+    with checkout.trees(repo, [head], tmp_path, _linked_catalog()) as made:
+        assert not _same(made.paths[0] / "fixtures" / "sub" / "b.bin", repo / "fixtures" / "sub" / "b.bin")
+
+
+def test_a_base_with_other_attribute_files_is_checked_out(tmp_path, monkeypatch):
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, _head = _fixture_repo(tmp_path)
+    (repo / "fixtures" / "link").unlink()
+    older = commit_all(repo, "no link")
+    (repo / ".gitattributes").write_text("*.bin -text\n")
+    newer = commit_all(repo, "attributes")
+    with checkout.trees(repo, [newer, older], tmp_path, _linked_catalog()) as made:
+        cand, base = made.paths
+        assert _same(cand / "fixtures" / "a.txt", repo / "fixtures" / "a.txt")
+        assert not _same(base / "fixtures" / "a.txt", cand / "fixtures" / "a.txt")
+        assert made.twins == frozenset()

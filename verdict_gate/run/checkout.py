@@ -14,8 +14,10 @@ A file is linked only when all of these hold; otherwise it is checked out as bef
 - its fixture root is a directory below the top of the tree, outside the directories left out of the
   checkout (:func:`verdict_gate.run.fixtures.not_checked_out`);
 - git says the work tree's file is the one committed at HEAD (``git diff HEAD -- ROOT``: its
-  index stat data, and the contents wherever that data moved), and the revision checked out has the
-  same blob and mode at that path (a second tree, the base's, links to the first tree's file instead);
+  index stat data, and the contents wherever that data moved), it is not marked assume-unchanged or
+  skip-worktree, git converts none of its bytes (:func:`converted`), and the revision checked out has
+  the same blob and mode at that path (a second tree, the base's, links to the first tree's file
+  instead, when both revisions commit the same ``.gitattributes`` files);
 - it is a regular file no other user can write (the ``uid`` sandbox runs as ``nobody``), on the
   file system of the scratch directory.
 
@@ -31,7 +33,7 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +103,58 @@ def work_tree_blobs(repo: Path, roots: Sequence[str], head: Blobs | None = None)
                      "--", *roots).stdout
     for path in differ.split(b"\0"):
         head.pop(os.fsdecode(path), None)
+    # `git diff` does not look at a file marked assume-unchanged or skip-worktree: `ls-files -v` tags
+    # every other cached file `H`.
+    tagged = git.git(repo, "--literal-pathspecs", "ls-files", "-v", "-z", "--", *roots).stdout
+    for line in tagged.split(b"\0"):
+        if line and not line.startswith(b"H "):
+            head.pop(os.fsdecode(line[2:]), None)
+    for name in converted(repo, roots, list(head)):
+        head.pop(name, None)
     return head
+
+
+CONVERSIONS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
+
+
+def converted(repo: Path, roots: Sequence[str], paths: Sequence[str]) -> Collection[str]:
+    """The ``paths`` whose bytes git may convert between the blob and the work tree (``.gitattributes``
+    ``filter``, ``text``, ``eol``, ``ident``, ``working-tree-encoding``; ``core.autocrlf``). ``git diff``
+    compares such a file after converting it, so it can call equal a work-tree file whose bytes are not
+    the ones a checkout writes: those are checked out, never linked.
+
+    ``git check-attr`` runs only when an attribute file could apply (tracked anywhere, untracked under
+    ``roots`` or above them, ``info/attributes``, the global or system file): most fixture trees have none.
+    """
+    if not paths:
+        return ()
+    autocrlf = git.git(repo, "config", "--get", "core.autocrlf", check=False).stdout.strip().lower()
+    if autocrlf in (b"true", b"input"):
+        return paths
+    if not _attribute_files(repo, roots):
+        return ()
+    out = git.git(repo, "check-attr", "-z", "--stdin", *CONVERSIONS,
+                  input=b"\0".join(os.fsencode(p) for p in paths)).stdout.split(b"\0")
+    return {os.fsdecode(out[i]) for i in range(0, len(out) - 2, 3) if out[i + 2] not in (b"unspecified", b"unset")}
+
+
+def _attribute_files(repo: Path, roots: Sequence[str]) -> bool:
+    """Whether any gitattributes file could apply to files under ``roots`` (gitattributes(5), "DESCRIPTION")."""
+    if git.git(repo, "ls-files", "-z", "--", ":(glob)**/.gitattributes").stdout:
+        return True
+    untracked = git.git(repo, "--literal-pathspecs", "ls-files", "-z", "--others", "--", *roots).stdout
+    if any(os.path.basename(p) == b".gitattributes" for p in untracked.split(b"\0")):
+        return True
+    above = {repo / parent for root in roots for parent in [Path(root), *Path(root).parents]}
+    if any((d / ".gitattributes").exists() for d in above):
+        return True
+    common = git.git(repo, "rev-parse", "--git-common-dir").stdout.decode().strip()
+    explicit = git.git(repo, "config", "--path", "--get", "core.attributesFile", check=False).stdout.decode().strip()
+    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    candidates = [(repo / common / "info" / "attributes"), Path(explicit or os.path.join(home, "git", "attributes"))]
+    if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+        candidates.append(Path("/etc/gitattributes"))
+    return any(c.is_file() and c.stat().st_size for c in candidates)
 
 
 def fill(source: Path, rev: str, tree: Path, want: Blobs, have: Blobs, *,
@@ -218,7 +271,10 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
             head = first if revs[0] == git.git(repo, "rev-parse", "HEAD").stdout.decode().strip() else None
             for i, (rev, path) in enumerate(zip(revs, paths, strict=True)):
                 want = first if i == 0 else committed_blobs(repo, rev, roots)
-                source, have = (repo, work_tree_blobs(repo, roots, head)) if i == 0 else (paths[0], first)
+                if i == 0:
+                    source, have = repo, work_tree_blobs(repo, roots, head)
+                else:  # to the first tree's files, where git converts both alike (the same attribute files)
+                    source, have = paths[0], first if _same_attributes(repo, revs[0], rev) else {}
                 linked, copied = fill(source, rev, path, want, have, checked=i > 0)
                 # Before the worktree goes: the links, on threads (removing one frees no data).
                 stack.callback(_shares, linked, functools.partial(_unlink_all, os.fspath(path)))
@@ -229,6 +285,12 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
                     progress(f"fixtures of {rev[:12]}: {len(linked)} file(s) linked from {whence}, "
                              f"{copied} checked out")
         yield Trees(tuple(paths), frozenset(twins))
+
+
+def _same_attributes(repo: Path, a: str, b: str) -> bool:
+    """Whether revisions ``a`` and ``b`` commit the same ``.gitattributes`` files."""
+    return not git.git(repo, "diff", "--name-only", "-z", "--no-renames", a, b, "--",
+                       ":(glob)**/.gitattributes").stdout
 
 
 def written_through(tree: Path, repo: Path | None, changed: Sequence[str]) -> list[str]:

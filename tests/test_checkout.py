@@ -14,6 +14,7 @@ import pytest
 
 from conftest import cli, commit_all, git
 from verdict_gate.core.catalog import parse_catalog
+from verdict_gate.core.digest import Entry, scan
 from verdict_gate.run import checkout
 from verdict_gate.run import git as gitcmd
 from verdict_gate.run.fixtures import not_checked_out
@@ -204,8 +205,9 @@ def test_a_change_through_a_link_is_named_with_its_fix(tmp_path, monkeypatch):
         (tree / "fixtures" / "a.txt").write_text("changed by a property\n")  # what a buggy oracle could do
         notices = checkout.written_through(tree, repo, ["repo/fixtures/a.txt", "repo/fixtures/dirty.txt",
                                                         "pack/x.json"])
-    assert notices == [f"fixtures/a.txt: the run changed this fixture, a hard link to the work tree's file, so the "
-                       f"work tree's copy changed too: restore it with `git -C {repo} checkout -- fixtures/a.txt`"]
+    assert notices == [f"fixtures/a.txt: this fixture changed during the run, and it is a hard link to the work "
+                       f"tree's file, so the work tree's copy is the changed one; if the gate's run changed it (not "
+                       f"you), `git -C {repo} checkout -- fixtures/a.txt` restores the committed bytes"]
 
 
 def test_a_dirty_fixture_in_the_work_tree_is_not_what_the_gate_scores(example_repo, tmp_path, monkeypatch):
@@ -274,3 +276,45 @@ def test_a_base_with_other_attribute_files_is_checked_out(tmp_path, monkeypatch)
         assert _same(cand / "fixtures" / "a.txt", repo / "fixtures" / "a.txt")
         assert not _same(base / "fixtures" / "a.txt", cand / "fixtures" / "a.txt")
         assert made.twins == frozenset()
+
+
+def test_unverified_names_links_whose_digested_bytes_are_not_the_blob(tmp_path, monkeypatch):
+    """The proof, from the digest's own read: a linked file edited behind git's back (same size, mtime put
+    back) is not its blob; the rest are."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, head = _fixture_repo(tmp_path)
+    with checkout.trees(repo, [head], tmp_path, _linked_catalog()) as made:
+        tree = made.paths[0]
+        assert sorted(made.linked) == ["fixtures/a.txt", "fixtures/dirty.txt", "fixtures/run.sh",
+                                       "fixtures/sub/b.bin", "fixtures/wide.txt"]
+        entries = [Entry(f"repo/{rel}", str(tree / rel)) for rel in made.linked]
+        assert checkout.unverified(made.linked, scan(entries, git_blobs=True).blobs) == []
+        forged = repo / "fixtures" / "a.txt"  # the work tree's file: the same inode as the tree's link
+        st = os.stat(forged)
+        forged.write_text("b\n")
+        os.utime(forged, ns=(st.st_atime_ns, st.st_mtime_ns))
+        blobs = scan(entries, git_blobs=True).blobs
+        assert checkout.unverified(made.linked, blobs) == ["fixtures/a.txt"]
+        assert blobs["repo/fixtures/a.txt"] == git(repo, "hash-object", "fixtures/a.txt")  # git's own id
+        assert checkout.unverified(made.linked, {}) == sorted(made.linked)  # nothing read: nothing proven
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_not_scored(example_repo, tmp_path, monkeypatch):
+    """End to end (found by a red-team run): the candidate commits a wrong tax rate; the work tree gets the
+    right rate back with the same size and mtime, which git's index does not notice without ctime. The
+    gate must score the committed rate, so the broken candidate is blocked."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    rates = example_repo / "fixtures" / "tax_rates.json"
+    rates.write_text(rates.read_text().replace('"DE": 1900', '"DE": 1800'))
+    os.utime(rates, (1_767_225_600, 1_767_225_600))  # an mtime well before the index's: not "racily clean"
+    commit_all(example_repo, "break DE")
+    st = os.stat(rates)
+    rates.write_text(rates.read_text().replace('"DE": 1800', '"DE": 1900'))
+    os.utime(rates, ns=(st.st_atime_ns, st.st_mtime_ns))
+    proc = cli("run", "--repo", str(example_repo), "--base", "main", "--pack", "git:main:oracle",
+               "--out", str(tmp_path / "out"), "--today", "2026-11-30")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "were not their committed bytes when the digest read them (fixtures/tax_rates.json)" in proc.stdout
+    verdicts = json.loads((tmp_path / "out" / "verdicts.json").read_text())["verdicts"]
+    assert verdicts["prop.order_total"]["verdict"] == "fail"
+    assert '"DE": 1900' in rates.read_text()  # the user's work tree as they left it

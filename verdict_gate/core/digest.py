@@ -72,6 +72,8 @@ class Scan:
         format: ``tree-v2`` or ``tree-v1``.
         stamps: entry path → :data:`Stamp` taken from the descriptor that was read, for the
             cheap post-run proof that nothing changed (:func:`changed_since`).
+        blobs: entry path → the git blob id of the raw contents read (``sha1("blob SIZE\0" + bytes)``),
+            when :func:`scan` was asked for them (``git_blobs``); else empty.
     """
 
     digest: str
@@ -82,6 +84,7 @@ class Scan:
     tree_bytes: int = 0
     format: str = FORMAT
     stamps: dict[str, Stamp] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)
 
 
 def _sort_key(path: str) -> tuple[str, ...]:
@@ -216,8 +219,9 @@ def _open(file: str | os.PathLike[str]) -> tuple[int, os.stat_result, Stamp]:
     return fd, st, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
-def _hash_big(fd: int) -> tuple[Any, int]:
-    """sha256 of the rest of ``fd``, read in :data:`CHUNK` blocks, and the bytes read."""
+def _hash_big(fd: int, git: Any = None) -> tuple[Any, int]:
+    """sha256 of the rest of ``fd``, read in :data:`CHUNK` blocks, and the bytes read; ``git``: a hash
+    object fed the same blocks too."""
     h = hashlib.sha256()
     got = 0
     read = os.read
@@ -225,20 +229,28 @@ def _hash_big(fd: int) -> tuple[Any, int]:
     # reading into one bytearray through a memoryview.
     while block := read(fd, CHUNK):
         h.update(block)  # hashlib releases the GIL on large updates
+        if git is not None:
+            git.update(block)
         got += len(block)
     return h, got
 
 
+def _git_blob(size: int) -> Any:
+    """A sha1 fed git's blob header for ``size`` bytes (gitformat-object: ``blob SIZE NUL``)."""
+    return hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
+
+
 # What hashing files[lo:hi] gives (marshal-able, so a share can come back from another process):
 # (raw sha256 hex per file, stamp per file, the share's tree-v2 records as bytes, raw bytes read,
-# files in the tree digest, their raw bytes).
-_Share = tuple[list[str], list[Stamp], bytes, int, int, int]
+# files in the tree digest, their raw bytes, git blob id per file or none).
+_Share = tuple[list[str], list[Stamp], bytes, int, int, int, list[str]]
 
 
 def _hash_share(files: Sequence[str | os.PathLike[str]], names: Sequence[str | None],
-                normalizers: Sequence[Normalizer], lo: int, hi: int) -> _Share:
+                normalizers: Sequence[Normalizer], lo: int, hi: int, git_blobs: bool = False) -> _Share:
     """Read each of ``files[lo:hi]`` once, in order, in this thread: its raw sha256, its stamp and, for
-    a kept file (``names[i]`` not ``None``), its ``tree-v2`` record ``name NUL sha256(normalised) NUL``.
+    a kept file (``names[i]`` not ``None``), its ``tree-v2`` record ``name NUL sha256(normalised) NUL``;
+    with ``git_blobs``, its git blob id from the same read.
 
     This is the per-file hot loop (about 10 µs a small file: open, fstat, read, sha256, close), so it
     avoids per-file objects and calls it does not need. Raises the error of the first bad file.
@@ -249,7 +261,8 @@ def _hash_share(files: Sequence[str | os.PathLike[str]], names: Sequence[str | N
     hexes: list[str] = []
     stamps: list[Stamp] = []
     records: list[str] = []  # name, hex, name, hex, … of the kept files
-    add_hex, add_stamp, add_record = hexes.append, stamps.append, records.append
+    gits: list[str] = []
+    add_hex, add_stamp, add_record, add_git = hexes.append, stamps.append, records.append, gits.append
     total = tree_files = tree_bytes = 0
     for i in range(lo, hi):
         file = files[i]
@@ -273,6 +286,10 @@ def _hash_share(files: Sequence[str | os.PathLike[str]], names: Sequence[str | N
                 got = len(data)
                 raw_hex = sha(data).hexdigest()
                 tree_hex = sha(_normalise(data, rules)).hexdigest()
+                if git_blobs:
+                    git = _git_blob(got)
+                    git.update(data)
+                    add_git(git.hexdigest())
             else:
                 if size < CHUNK:  # most fixtures: one read of the size fstat gave, plus one byte to see the end
                     data = read(fd, size + 1)
@@ -282,8 +299,17 @@ def _hash_share(files: Sequence[str | os.PathLike[str]], names: Sequence[str | N
                         while block := read(fd, CHUNK):
                             h.update(block)
                             got += len(block)
+                        if git_blobs:
+                            add_git("")  # no blob id for a file that changed as it was read
+                    elif git_blobs:
+                        git = _git_blob(got)
+                        git.update(data)
+                        add_git(git.hexdigest())
                 else:
-                    h, got = _hash_big(fd)
+                    git = _git_blob(size) if git_blobs else None
+                    h, got = _hash_big(fd, git)
+                    if git is not None:
+                        add_git(git.hexdigest() if got == size else "")
                 raw_hex = tree_hex = h.hexdigest()
         except OSError as exc:
             raise _unreadable(file, exc.strerror or str(exc)) from None
@@ -298,7 +324,7 @@ def _hash_share(files: Sequence[str | os.PathLike[str]], names: Sequence[str | N
             tree_files += 1
             tree_bytes += got
     blob = os.fsencode("\0".join(records) + "\0") if records else b""
-    return hexes, stamps, blob, total, tree_files, tree_bytes
+    return hexes, stamps, blob, total, tree_files, tree_bytes, gits
 
 
 def _identity(path: str) -> str:
@@ -333,6 +359,7 @@ def scan(
     format: str = FORMAT,
     workers: int | None = None,
     parallel: Parallel | None = None,
+    git_blobs: bool = False,
 ) -> Scan:
     """Hash ``entries`` (sorted here by path components) in one read per file.
 
@@ -360,6 +387,7 @@ def scan(
         format: ``tree-v2`` or ``tree-v1``.
         workers: threads for ``tree-v2`` (1: hash in this thread).
         parallel: runs ``tree-v2`` shares, e.g. in forked processes (see :data:`Parallel`).
+        git_blobs: also the git blob id of each file, from the same read (``tree-v2`` only).
     Returns:
         a :class:`Scan`: ``digest`` over the kept entries, ``files`` raw sha256 of every
         entry, ``total_bytes`` read, ``state`` a copy of the tree hasher to continue.
@@ -371,7 +399,7 @@ def scan(
     ordered = sorted(entries, key=lambda e: _sort_key(e.path))
     paths = [e.path for e in ordered]
     files = [e.file for e in ordered]
-    return _scan_lists(paths, files, normalizers, tree_path, state, format, workers, parallel)
+    return _scan_lists(paths, files, normalizers, tree_path, state, format, workers, parallel, git_blobs)
 
 
 def _check_format(format: str) -> None:
@@ -381,7 +409,7 @@ def _check_format(format: str) -> None:
 
 def _scan_lists(paths: list[str], files: Sequence[str | os.PathLike[str]], normalizers: Sequence[Normalizer],
                 tree_path: Callable[[str], str | None], state: Any, format: str, workers: int | None,
-                parallel: Parallel | None) -> Scan:
+                parallel: Parallel | None, git_blobs: bool = False) -> Scan:
     """:func:`scan` of entries already in component order, given as parallel lists."""
     if format == TREE_V1:
         return _scan_v1(paths, files, normalizers, tree_path, state)
@@ -391,11 +419,11 @@ def _scan_lists(paths: list[str], files: Sequence[str | os.PathLike[str]], norma
     if parallel is not None and count >= PARALLEL_MIN_FILES:
         step = max(PARALLEL_TASK_MIN, -(-count // PARALLEL_TASKS))
         tasks: list[_Task] = [(lo, min(lo + step, count), []) for lo in range(0, count, step)]
-        done = _run_tasks(paths, files, names, normalizers, tasks, parallel, tree)
+        done = _run_tasks(paths, files, names, normalizers, tasks, parallel, tree, git_blobs)
         if done is not None:
             return done
         tree = state.copy() if state is not None else hashlib.sha256()  # redo serially: its error, in order
-    return _assemble(tree, _with_paths(paths, _thread_shares(files, names, normalizers, workers)), count)
+    return _assemble(tree, _with_paths(paths, _thread_shares(files, names, normalizers, workers, git_blobs)), count)
 
 
 def _with_paths(paths: list[str], shares: Iterable[_Share]) -> Iterator[tuple[list[str], _Share]]:
@@ -410,10 +438,13 @@ def _assemble(tree: Any, shares: Iterable[tuple[list[str], _Share]], count: int 
     """The :class:`Scan` of ``shares`` (each with its digest paths), in order, continuing ``tree``."""
     out_files: dict[str, str] = {}
     stamps: dict[str, Stamp] = {}
+    blobs: dict[str, str] = {}
     total = tree_files = tree_bytes = seen = 0
-    for these, (hexes, share_stamps, blob, share_total, share_tree_files, share_tree_bytes) in shares:
+    for these, (hexes, share_stamps, blob, share_total, share_tree_files, share_tree_bytes, gits) in shares:
         out_files.update(zip(these, hexes, strict=True))
         stamps.update(zip(these, share_stamps, strict=True))
+        if gits:
+            blobs.update(zip(these, gits, strict=True))
         tree.update(blob)
         total += share_total
         tree_files += share_tree_files
@@ -422,19 +453,19 @@ def _assemble(tree: Any, shares: Iterable[tuple[list[str], _Share]], count: int 
     if count is not None and seen != count:
         raise RuntimeError(f"hashed {seen} of {count} files")  # a bug in a Parallel, never a user error
     return Scan(digest=tree.hexdigest(), files=out_files, total_bytes=total, state=tree.copy(),
-                tree_files=tree_files, tree_bytes=tree_bytes, format=TREE_V2, stamps=stamps)
+                tree_files=tree_files, tree_bytes=tree_bytes, format=TREE_V2, stamps=stamps, blobs=blobs)
 
 
 def _run_tasks(paths: list[str], files: Sequence[str | os.PathLike[str]], names: Sequence[str | None],
                normalizers: Sequence[Normalizer], tasks: Sequence[_Task], parallel: Parallel,
-               tree: Any) -> Scan | None:
+               tree: Any, git_blobs: bool = False) -> Scan | None:
     """``tasks`` run by ``parallel``, assembled in order; ``None`` when one failed (redo serially)."""
 
     def work(k: int) -> tuple[list[str] | None, _Share] | str:
         lo, hi, units = tasks[k]
         try:
             if not units:
-                return None, _hash_share(files, names, normalizers, lo, hi)
+                return None, _hash_share(files, names, normalizers, lo, hi, git_blobs)
             # Units come from digest_dir only: digest paths are the walk's relative paths.
             unit_paths: list[str] = []
             unit_files: list[str] = []
@@ -444,7 +475,7 @@ def _run_tasks(paths: list[str], files: Sequence[str | os.PathLike[str]], names:
                 else:
                     unit_paths.append(rel)
                     unit_files.append(location)
-            return unit_paths, _hash_share(unit_files, unit_paths, normalizers, 0, len(unit_files))
+            return unit_paths, _hash_share(unit_files, unit_paths, normalizers, 0, len(unit_files), git_blobs)
         except Exception:  # the serial redo raises it, in order (walk errors first)
             return _FAILED
 
@@ -472,19 +503,19 @@ class _Redo(Exception):
 
 
 def _thread_shares(files: Sequence[str | os.PathLike[str]], names: Sequence[str | None],
-                   normalizers: Sequence[Normalizer], workers: int | None) -> list[_Share]:
+                   normalizers: Sequence[Normalizer], workers: int | None, git_blobs: bool = False) -> list[_Share]:
     """``tree-v2`` shares hashed on a thread pool (hashlib releases the GIL on big updates), in order."""
     count = len(files)
     pool_size = workers if workers is not None else (os.cpu_count() or 1)
     if pool_size <= 1 or count < 2:
-        return [_hash_share(files, names, normalizers, 0, count)]
+        return [_hash_share(files, names, normalizers, 0, count, git_blobs)]
     from concurrent.futures import ThreadPoolExecutor  # not at import: the process path needs no threads
 
     # Small files are batched (at most BATCH_FILES a task), but never fewer than four tasks a
     # thread, so that a few big files still spread over the pool. Results come back in order.
     step = max(1, min(BATCH_FILES, count // (pool_size * 4)))
     with ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="digest") as pool:
-        return list(pool.map(lambda lo: _hash_share(files, names, normalizers, lo, min(lo + step, count)),
+        return list(pool.map(lambda lo: _hash_share(files, names, normalizers, lo, min(lo + step, count), git_blobs),
                              range(0, count, step)))
 
 

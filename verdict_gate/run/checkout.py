@@ -35,10 +35,11 @@ import os
 import stat
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from verdict_gate.core.catalog import Catalog
+from verdict_gate.core.globs import match
 from verdict_gate.run import git
 from verdict_gate.run.fixtures import glob_roots, not_checked_out
 
@@ -176,7 +177,8 @@ def fill(source: Path, rev: str, tree: Path, want: Blobs, have: Blobs, *,
     top, dest_top = os.fspath(source), os.fspath(tree)
     for parent in sorted({os.path.dirname(path) for path in candidates}):
         os.makedirs(os.path.join(dest_top, parent), exist_ok=True)
-    linked = [path for share in _shares(candidates, lambda part: _link_all(top, dest_top, part, checked))
+    executable = {path for path in candidates if want[path][0] == "100755"}
+    linked = [path for share in _shares(candidates, lambda part: _link_all(top, dest_top, part, checked, executable))
               for path in share]
     done = set(linked)
     rest = [path for path in want if path not in done]
@@ -200,10 +202,13 @@ def _shares(paths: list[str], work: Callable[[list[str]], list[str]]) -> list[li
         return list(pool.map(work, [paths[i:i + step] for i in range(0, len(paths), step)]))
 
 
-def _link_all(top: str, dest_top: str, paths: list[str], checked: bool = False) -> list[str]:
+def _link_all(top: str, dest_top: str, paths: list[str], checked: bool = False,
+              executable: Collection[str] = ()) -> list[str]:
     """Hard-link each path of ``top`` at the same path under ``dest_top``; the paths linked. A file that
-    is not a regular file only its owner can write is skipped (unless ``checked``); once the file system
-    refuses links (another file system, or one without them), nothing more is tried."""
+    is not a regular file only its owner can write, or whose owner-execute bit is not the committed
+    mode's (``executable``: the paths committed ``100755``; git may ignore the bit, ``core.fileMode``),
+    is skipped (unless ``checked``); once the file system refuses links (another file system, or one
+    without them), nothing more is tried."""
     linked = []
     for path in paths:
         source = os.path.join(top, path)
@@ -212,6 +217,8 @@ def _link_all(top: str, dest_top: str, paths: list[str], checked: bool = False) 
                 st = os.lstat(source)
                 others_write = st.st_mode & stat.S_IWOTH or (st.st_gid == NOBODY and st.st_mode & stat.S_IWGRP)
                 if not stat.S_ISREG(st.st_mode) or others_write or st.st_uid == NOBODY:
+                    continue
+                if bool(st.st_mode & stat.S_IXUSR) != (path in executable):
                     continue
             os.link(source, os.path.join(dest_top, path), follow_symlinks=False)
         except OSError as exc:
@@ -235,12 +242,15 @@ class Trees:
 
     Attributes:
         paths: one work tree per revision.
+        linked: the first tree's files that are hard links to the work tree's, with the blob each must
+            be; :func:`unverified` proves it once the digest has read them.
         twins: indexes (never 0) of trees whose fixture roots hold exactly the first tree's files: the same
             paths, each a hard link to the first tree's file. Their fixture digest is the first tree's.
     """
 
     paths: tuple[Path, ...]
     twins: frozenset[int] = frozenset()
+    linked: Mapping[str, str] = field(default_factory=dict)  # the first tree's links: path → committed blob id
 
 
 @contextlib.contextmanager
@@ -265,17 +275,21 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
     with ExitStack() as stack:
         paths = [stack.enter_context(git.worktree(repo, rev, scratch, exclude=exclude + roots)) for rev in revs]
         twins = set()
+        first_links: dict[str, str] = {}
         if roots:
             first = committed_blobs(repo, revs[0], roots)
             # The work tree is HEAD's: the first revision's blobs are HEAD's when it is HEAD.
             head = first if revs[0] == git.git(repo, "rev-parse", "HEAD").stdout.decode().strip() else None
             for i, (rev, path) in enumerate(zip(revs, paths, strict=True)):
                 want = first if i == 0 else committed_blobs(repo, rev, roots)
-                if i == 0:
-                    source, have = repo, work_tree_blobs(repo, roots, head)
+                if i == 0:  # only files the fixture digest covers: the post-run check then covers them too
+                    source, have = repo, {k: v for k, v in work_tree_blobs(repo, roots, head).items()
+                                          if scored(k, catalog.paths.fixtures)}
                 else:  # to the first tree's files, where git converts both alike (the same attribute files)
                     source, have = paths[0], first if _same_attributes(repo, revs[0], rev) else {}
                 linked, copied = fill(source, rev, path, want, have, checked=i > 0)
+                if i == 0:
+                    first_links = {k: want[k][1] for k in linked}
                 # Before the worktree goes: the links, on threads (removing one frees no data).
                 stack.callback(_shares, linked, functools.partial(_unlink_all, os.fspath(path)))
                 if i and not copied and want == first:
@@ -284,7 +298,46 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
                     whence = "the work tree" if i == 0 else f"the tree of {revs[0][:12]}"
                     progress(f"fixtures of {rev[:12]}: {len(linked)} file(s) linked from {whence}, "
                              f"{copied} checked out")
-        yield Trees(tuple(paths), frozenset(twins))
+        yield Trees(tuple(paths), frozenset(twins), first_links)
+
+
+def scored(path: str, globs: Sequence[str]) -> bool:
+    """Whether the repository path matches the catalog's fixture globs (``ROOT/**`` without a pattern)."""
+    for glob in (g.strip("/") for g in globs):
+        if glob.endswith("/**") and not any(c in glob[:-3] for c in "*?[") and path.startswith(glob[:-2]):
+            return True
+        if match(path, glob):
+            return True
+    return False
+
+
+def unverified(linked: Mapping[str, str], blobs: Mapping[str, str]) -> list[str]:
+    """The linked paths (path → committed blob id) whose bytes, as the fixture digest read them
+    (``blobs``: the digest's git blob ids, keyed ``repo/<path>``, from the same read as its sha256 and
+    stamp), are not their committed blob. So the digest scored exactly the committed bytes, whatever
+    happened to the work tree's file before it read them (an edit that kept size and mtime, an edit
+    during the run); the post-run check covers every change after. Pure."""
+    return sorted(path for path, blob in linked.items() if blobs.get(f"repo/{path}") != blob)
+
+
+def check_out_instead(repo: Path, revs: Sequence[str], made: Trees, paths: Sequence[str]) -> Trees:
+    """``made`` with ``paths`` (links the first tree found unverified) checked out in every tree instead:
+    the other trees' links to those files go too, and no tree is a twin any more.
+
+    Raises:
+        GateError: the checkout failed.
+    """
+    for rev, tree in zip(revs, made.paths, strict=True):
+        present = [p for p in paths if os.path.lexists(tree / p)]
+        for p in present:
+            os.unlink(tree / p)
+        committed = committed_blobs(repo, rev, paths)
+        if committed:
+            git.git(tree, *git.LOW_MEMORY, "--literal-pathspecs", "checkout", "--quiet", rev,
+                    "--pathspec-from-file=-", "--pathspec-file-nul",
+                    input=b"\0".join(os.fsencode(p) for p in committed))
+    gone = set(paths)
+    return Trees(made.paths, frozenset(), {k: v for k, v in made.linked.items() if k not in gone})
 
 
 def _same_attributes(repo: Path, a: str, b: str) -> bool:
@@ -303,6 +356,7 @@ def written_through(tree: Path, repo: Path | None, changed: Sequence[str]) -> li
         rel = digest_path[len("repo/"):]
         with contextlib.suppress(OSError):
             if os.lstat(tree / rel).st_nlink > 1 and (repo / rel).exists() and os.path.samefile(tree / rel, repo / rel):
-                notices.append(f"{rel}: the run changed this fixture, a hard link to the work tree's file, so the "
-                               f"work tree's copy changed too: restore it with `git -C {repo} checkout -- {rel}`")
+                notices.append(f"{rel}: this fixture changed during the run, and it is a hard link to the work "
+                               f"tree's file, so the work tree's copy is the changed one; if the gate's run changed "
+                               f"it (not you), `git -C {repo} checkout -- {rel}` restores the committed bytes")
     return notices

@@ -93,7 +93,8 @@ def pack_fixture_entries(p: Pack) -> list[Entry]:
 
 
 def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
-                   format: str = FORMAT, parallel: Parallel | None = None) -> tuple[Scan, dict[str, Any]]:
+                   format: str = FORMAT, parallel: Parallel | None = None,
+                   git_blobs: bool = False) -> tuple[Scan, dict[str, Any]]:
     """``format`` (default ``tree-v2``) over the pack's ``fixtures/`` (paths ``pack/…``) then the
     tree's repository fixtures (paths ``repo/…``), and its ``fixture.digest`` record.
 
@@ -103,7 +104,8 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
 
     The returned scan's ``files`` and ``stamps`` cover exactly the fixture files (``pack/…``
     and ``repo/…``), for :func:`fixtures_changed` after the run. ``parallel``: for the repository
-    fixtures, as for :func:`verdict_gate.core.digest.scan` (e.g. :func:`verdict_gate.run.forks.fork_map`).
+    fixtures, as for :func:`verdict_gate.core.digest.scan` (e.g. :func:`verdict_gate.run.forks.fork_map`);
+    ``git_blobs``: the scan's ``blobs`` hold each repository fixture's git blob id (``repo/…``).
     """
     catalog = p.catalog
     repo_entries = repo_fixture_entries(tree, catalog)
@@ -117,7 +119,8 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
                       if k.startswith("fixtures/")}
         pack_stamps = {"pack/" + k[len("fixtures/"):]: v for k, v in pack_scan.stamps.items()
                        if k.startswith("fixtures/")}
-    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state, format=format, parallel=parallel)
+    result = scan(repo_entries, catalog.normalizers, state=pack_scan.state, format=format, parallel=parallel,
+                  git_blobs=git_blobs)
     result = dataclasses.replace(result, files={**pack_files, **result.files}, stamps={**pack_stamps, **result.stamps})
     record = {
         "version": 1,

@@ -173,10 +173,15 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         revs = [ev.head_revision] + ([ev.base_revision] if p.ledger.prop_ids() else [])
         with checkout.trees(repo, revs, scratch, p.catalog, progress) as made:
             cand, base_tree = made.paths[0], (made.paths[1] if len(made.paths) > 1 else None)
-            same_fixtures = 1 in made.twins
-            digest = digest_fixtures(ev, p, cand, progress)
+            digest = digest_fixtures(ev, p, cand, progress, git_blobs=bool(made.linked))
             if digest is None:
                 return ev
+            if made.linked:
+                verified = verify_links(ev, p, repo, revs, made, digest, progress)
+                if verified is None:
+                    return ev
+                made, digest = verified
+            same_fixtures = 1 in made.twins
             parts = split_diff(ev, p, progress)
             if parts.void:
                 return ev
@@ -241,14 +246,16 @@ def load_pack(ev: Evidence, source: str, options: pack.PackOptions | None, polic
     return p
 
 
-def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress) -> tuple[Scan, dict[str, Any]] | None:
-    """Step 2: the candidate's fixture digest, or ``None`` with ``ev`` void (it cannot be digested)."""
+def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress,
+                    git_blobs: bool = False) -> tuple[Scan, dict[str, Any]] | None:
+    """Step 2: the candidate's fixture digest, or ``None`` with ``ev`` void (it cannot be digested);
+    ``git_blobs``: with each repository fixture's git blob id (for :func:`verify_links`)."""
     progress("fixture digest")
     # Forked copies hash a big tree on every core; a fork copies only the calling thread, so only while
     # no other thread runs (docs/design.md §4).
     parallel = forks.fork_map if threading.active_count() == 1 else None
     try:
-        digest = fixture_digest(p, cand, ev.head_revision, parallel=parallel)
+        digest = fixture_digest(p, cand, ev.head_revision, parallel=parallel, git_blobs=git_blobs)
     except GateError as exc:
         # The candidate's own tree cannot be digested (a link or special file among its
         # fixtures): it cannot be scored, whatever else the patch does.
@@ -259,6 +266,33 @@ def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress) 
         return None
     ev.fixture = digest[1]
     return digest
+
+
+def verify_links(ev: Evidence, p: pack.Pack, repo: Path, revs: list[str], made: checkout.Trees,
+                 digest: tuple[Scan, dict[str, Any]], progress: Progress
+                 ) -> tuple[checkout.Trees, tuple[Scan, dict[str, Any]]] | None:
+    """Step 2b: prove that the candidate's linked fixtures are the committed blobs, as the digest read
+    them (:func:`verdict_gate.run.checkout.unverified`, from the digest's own read). Files that are not
+    (the work tree's file was edited in a way git's index did not show, or during the run) are checked
+    out instead and the digest is taken again; if that one fails the proof too, ``ev`` is void and
+    ``None`` returned.
+    """
+    bad = checkout.unverified(made.linked, digest[0].blobs)
+    if not bad:
+        return made, digest
+    shown = ", ".join(printable(b) for b in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    ev.notices.append(f"{len(bad)} work-tree fixture file(s) were not their committed bytes when the digest read "
+                      f"them ({shown}): checked out instead; do not edit fixtures while the gate runs")
+    made = checkout.check_out_instead(repo, revs, made, bad)
+    again = digest_fixtures(ev, p, made.paths[0], progress, git_blobs=True)
+    if again is None:
+        return None
+    still = checkout.unverified(made.linked, again[0].blobs)
+    if still:
+        ev.void(f"the work tree's fixture files changed while the gate read them ({printable(still[0])} and "
+                f"{len(still) - 1} more): rerun without editing them, or with VERDICT_GATE_FIXTURE_LINKS=0")
+        return None
+    return made, again
 
 
 def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Split:

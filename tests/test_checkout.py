@@ -14,7 +14,7 @@ import pytest
 
 from conftest import cli, commit_all, git
 from verdict_gate.core.catalog import parse_catalog
-from verdict_gate.core.digest import Entry, scan
+from verdict_gate.core.digest import Entry, changed_since, scan
 from verdict_gate.run import checkout
 from verdict_gate.run import git as gitcmd
 from verdict_gate.run.fixtures import not_checked_out
@@ -318,3 +318,23 @@ def test_an_edit_that_keeps_size_and_mtime_is_not_scored(example_repo, tmp_path,
     verdicts = json.loads((tmp_path / "out" / "verdicts.json").read_text())["verdicts"]
     assert verdicts["prop.order_total"]["verdict"] == "fail"
     assert '"DE": 1900' in rates.read_text()  # the user's work tree as they left it
+
+
+def test_a_linked_fixture_written_and_put_back_is_a_change(tmp_path, monkeypatch):
+    """Found by a red-team run: the work tree's file rewritten during the run (read by the candidate) and put
+    back before the post-run check. For a file with one name a moved stamp with the same bytes is not a
+    change (a `touch`); for a linked one it is."""
+    monkeypatch.delenv(checkout.LINKS_ENV, raising=False)
+    repo, _base, head = _fixture_repo(tmp_path)
+    (repo / "fixtures" / "dirty.txt").write_text("edited\n")  # checked out: one name
+    with checkout.trees(repo, [head], tmp_path, _linked_catalog()) as made:
+        tree = made.paths[0]
+        entries = [Entry(f"repo/{rel}", str(tree / rel)) for rel in ("fixtures/a.txt", "fixtures/dirty.txt")]
+        before = scan(entries)
+        work = repo / "fixtures" / "a.txt"
+        st = os.stat(work)
+        work.write_text("b\n")
+        work.write_text("a\n")
+        os.utime(work, ns=(st.st_atime_ns, st.st_mtime_ns))
+        (tree / "fixtures" / "dirty.txt").write_text("clean\n")  # the same bytes again
+        assert changed_since(before, entries) == ["repo/fixtures/a.txt"]

@@ -568,8 +568,10 @@ def changed_since(before: Scan, entries: Iterable[Entry], *, workers: int | None
     The proof is cheap: a file whose stamp (size, mtime, ctime, inode, device, from ``lstat``) is
     the one taken from the descriptor that was read is unchanged, without reading it; only files
     whose stamp moved are read again and compared by their raw sha256 (so a ``chmod`` or a
-    ``touch`` is not a change, an edit is). ``before.stamps`` and ``before.files`` are keyed by
-    the entries' paths.
+    ``touch`` is not a change, an edit is). A file with more than one name (a hard link, e.g. to a
+    work tree's fixture) whose stamp moved is a change whatever it holds now: it may have been
+    written through another name, read, and put back. ``before.stamps`` and ``before.files`` are
+    keyed by the entries' paths.
     """
     stamps = before.stamps
     entries = list(entries)
@@ -589,7 +591,10 @@ def changed_since(before: Scan, entries: Iterable[Entry], *, workers: int | None
             changed.add(e.path)
             continue
         if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != old:
-            suspects.append(e)
+            if st.st_nlink > 1:
+                changed.add(e.path)
+            else:
+                suspects.append(e)
     if known != len(stamps):
         changed.update(stamps.keys() - {e.path for e in entries})  # removed
     if suspects:

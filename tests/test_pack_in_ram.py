@@ -45,13 +45,16 @@ def test_ram_parent(monkeypatch, tmp_path, temp_parent, env, want_ram):
 SPY = '''"""Candidate code that looks for the oracle's sources wherever a RAM or temp dir could hold them."""
 import os
 
+PACK_FILES = {"catalog.yaml", "manifest.sha256", "freeze_ledger.json", "test_blind.py", "test_order_total.py"}
+
 
 def visible_oracle_files():
     found = []
     for top in ("/dev/shm", "/tmp", "/var/tmp"):
         for root, _dirs, files in os.walk(top):
-            # The candidate's own tree (read-only under /tmp) holds no oracle: no test module, no catalog.
-            found += [os.path.join(root, f) for f in files if f.startswith("test_") or f == "catalog.yaml"]
+            # The pack's own files, by name: the candidate's tree (read-only under /tmp) leaves the oracle
+            # out, and a venv the sandbox binds back (under /tmp in a fresh clone) has test modules of its own.
+            found += [os.path.join(root, f) for f in files if f in PACK_FILES]
     return sorted(found)
 '''
 

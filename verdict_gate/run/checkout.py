@@ -18,12 +18,15 @@ A file is linked only when all of these hold; otherwise it is checked out as bef
   skip-worktree, git converts none of its bytes (:func:`converted`), and the revision checked out has
   the same blob and mode at that path (a second tree, the base's, links to the first tree's file
   instead, when both revisions commit the same ``.gitattributes`` files);
-- it is a regular file no other user can write (the ``uid`` sandbox runs as ``nobody``), on the
-  file system of the scratch directory.
+- it matches the catalog's fixture globs (so the digest and the post-run check cover it);
+- it is a regular file no other user can write (the ``uid`` sandbox runs as ``nobody``), with the
+  committed execute bit, on the file system of the scratch directory.
 
-The digest then reads the linked files as it read checked-out ones, and the post-run check covers
-them the same way. A run that changes a linked file changes the work tree's file too: the run's
-notices name it and the ``git checkout`` that restores it (:func:`written_through`).
+git's word is only a filter. The candidate's digest computes each linked file's git blob id from the
+same read as its sha256 and stamp, and :func:`unverified` names the files whose bytes are not their
+committed blob (the pipeline checks those out and digests again). After the run, a linked file whose
+stamp moved is a change whatever it holds (:func:`verdict_gate.core.digest.changed_since`), and the
+run's notices name its work-tree file (:func:`written_through`).
 """
 
 from __future__ import annotations

@@ -42,9 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verdict_gate.core.catalog import Catalog
-from verdict_gate.core.globs import match
 from verdict_gate.run import git
-from verdict_gate.run.fixtures import glob_roots, not_checked_out
+from verdict_gate.run.fixtures import glob_roots, is_fixture, not_checked_out, whole_roots
 
 LINKS_ENV = "VERDICT_GATE_FIXTURE_LINKS"  # "0": check every fixture out
 NOBODY = 65534
@@ -318,8 +317,10 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
             for i, (rev, path) in enumerate(zip(revs, paths, strict=True)):
                 want = first if i == 0 or _same_roots(repo, revs[0], rev, roots) else committed_blobs(repo, rev, roots)
                 if i == 0:  # only files the fixture digest covers: the post-run check then covers them too
+                    globs = catalog.paths.fixtures
+                    whole = whole_roots(globs)
                     source, have = repo, {k: v for k, v in work_tree_blobs(repo, roots, head).items()
-                                          if scored(k, catalog.paths.fixtures)}
+                                          if is_fixture(k, globs, whole)}
                 else:  # to the first tree's files, where git converts both alike (the same attribute files)
                     source, have = paths[0], first if _same_attributes(repo, revs[0], rev) else {}
                 linked, copied = fill(source, rev, path, want, have, checked=i > 0)
@@ -334,16 +335,6 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
                     progress(f"fixtures of {rev[:12]}: {len(linked)} file(s) linked from {whence}, "
                              f"{copied} checked out")
         yield Trees(tuple(paths), frozenset(twins), first_links)
-
-
-def scored(path: str, globs: Sequence[str]) -> bool:
-    """Whether the repository path matches the catalog's fixture globs (``ROOT/**`` without a pattern)."""
-    for glob in (g.strip("/") for g in globs):
-        if glob.endswith("/**") and not any(c in glob[:-3] for c in "*?[") and path.startswith(glob[:-2]):
-            return True
-        if match(path, glob):
-            return True
-    return False
 
 
 def unverified(linked: Mapping[str, str], blobs: Mapping[str, str]) -> list[str]:
@@ -363,14 +354,14 @@ def check_out_instead(repo: Path, revs: Sequence[str], made: Trees, paths: Seque
         GateError: the checkout failed.
     """
     for rev, tree in zip(revs, made.paths, strict=True):
+        # A tree holds only its revision's files, so each path present is one to check out again.
         present = [p for p in paths if os.path.lexists(tree / p)]
         for p in present:
             os.unlink(tree / p)
-        committed = committed_blobs(repo, rev, paths)
-        if committed:
+        if present:
             git.git(tree, *git.LOW_MEMORY, "--literal-pathspecs", "checkout", "--quiet", rev,
                     "--pathspec-from-file=-", "--pathspec-file-nul",
-                    input=b"\0".join(os.fsencode(p) for p in committed))
+                    input=b"\0".join(os.fsencode(p) for p in present))
     gone = set(paths)
     return Trees(made.paths, frozenset(), {k: v for k, v in made.linked.items() if k not in gone})
 

@@ -57,8 +57,7 @@ def not_checked_out(catalog: Catalog) -> tuple[str, ...]:
 def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
     """The tree's files matching the catalog's fixture globs, as digest entries ``repo/<path>``."""
     globs = catalog.paths.fixtures
-    # A glob `ROOT/**` takes every file under ROOT: no pattern to match per file (100,000 of them).
-    whole = {g.strip("/")[:-3] for g in globs if g.strip("/").endswith("/**") and not _magic(g.strip("/")[:-3])}
+    whole = whole_roots(globs)
     entries: list[Entry] = []
     seen: set[str] = set()
     roots = glob_roots(globs)
@@ -83,8 +82,18 @@ def repo_fixture_entries(tree: Path, catalog: Catalog) -> list[Entry]:
     return entries
 
 
-def _magic(text: str) -> bool:
-    return any(c in text for c in "*?[")
+def whole_roots(globs: Sequence[str]) -> set[str]:
+    """The roots of the globs ``ROOT/**`` (no pattern in ROOT): every file under them is a fixture, with
+    no pattern to match per file (100,000 of them)."""
+    return {g.strip("/")[:-3] for g in globs
+            if g.strip("/").endswith("/**") and not any(c in g.strip("/")[:-3] for c in "*?[")}
+
+
+def is_fixture(path: str, globs: Sequence[str], whole: Collection[str] | None = None) -> bool:
+    """Whether the repository path matches one of the catalog's fixture ``globs`` (``whole``: their
+    :func:`whole_roots`, when the caller asks for many paths)."""
+    roots = whole_roots(globs) if whole is None else whole
+    return any(path.startswith(root + "/") for root in roots) or match_any(path, globs)
 
 
 def pack_fixture_entries(p: Pack) -> list[Entry]:

@@ -90,7 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
         proxy = _load_by_path("proxy", isolation["modules"])
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
                               readonly=isolation.get("readonly", []), hidden=isolation.get("hidden", []),
-                              limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"))
+                              limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
+                              worker_cpu=isolation.get("worker_cpu"), spin_s=float(isolation.get("spin_s") or 0.0))
     state: dict[str, Any] = {
         "spec": spec,
         "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115

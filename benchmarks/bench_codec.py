@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verdict_gate.run import proxy  # noqa: E402
+from verdict_gate.run import proxy, runner  # noqa: E402
 
 
 def measure(call, calls: int) -> tuple[float, float]:
@@ -46,14 +46,19 @@ def main() -> int:
         src = Path(tmp) / "src"
         (src / "bench_cand").mkdir(parents=True)
         (src / "bench_cand" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
-        print(f"{'level':<10} {'method':<24} {'median µs':>10} {'p90 µs':>10}")
+        print(f"{'level':<10} {'method':<34} {'median µs':>10} {'p90 µs':>10}")
         cpus = sorted(os.sched_getaffinity(0))
         for level in ("sandbox", "process"):
-            for pinned in (True, False):
+            for pinned in ("one CPU", "unpinned", "a CPU each, polling"):
                 # The gate pins each oracle process and its worker to one CPU (docs/design.md §11); unpinned,
-                # every call wakes the other process on another core.
-                os.sched_setaffinity(0, {cpus[-1]} if pinned else set(cpus))
-                client = proxy.Client(level, [str(src)], tmp)
+                # every call wakes the other process on another core. With a core to spare per worker, the
+                # two get one each and poll their pipes.
+                os.sched_setaffinity(0, set(cpus) if pinned == "unpinned" else {cpus[-1]})
+                pair = pinned.startswith("a CPU") and len(cpus) > 1
+                if pinned.startswith("a CPU") and not pair:
+                    continue
+                client = proxy.Client(level, [str(src)], tmp, worker_cpu=cpus[0] if pair else None,
+                                      spin_s=runner.SPIN_S if pair else 0.0)
                 try:
                     client.start()
                 except proxy.IsolationUnavailable as exc:
@@ -63,15 +68,15 @@ def main() -> int:
                 module = proxy.ProxyModule("bench_cand")
                 module.__dict__["_vg_client"] = client
                 median, p90 = measure(module.add, args.calls)
-                method = f"{client.info['method']}{'' if pinned else ', unpinned'}"
-                print(f"{level:<10} {method:<24} {median:>10.1f} {p90:>10.1f}")
+                method = f"{client.info['method']}, {pinned}"
+                print(f"{level:<10} {method:<34} {median:>10.1f} {p90:>10.1f}")
                 client.kill()
         os.sched_setaffinity(0, set(cpus))
         sys.path.insert(0, str(src))
         import bench_cand  # the baseline: the same call with no boundary at all
 
         median, p90 = measure(bench_cand.add, args.calls)
-        print(f"{'none':<10} {'in-process':<24} {median:>10.2f} {p90:>10.2f}")
+        print(f"{'none':<10} {'in-process':<34} {median:>10.2f} {p90:>10.2f}")
     return 0
 
 

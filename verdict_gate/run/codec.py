@@ -36,7 +36,9 @@ import json
 import math
 import os
 import pathlib
+import select
 import struct
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +47,8 @@ MAX_MESSAGE = 16 * 1024 * 1024  # bytes a frame may carry (oracle ← worker); l
 MAX_DEPTH = 200  # nesting a value may have
 MAX_NODES = 1_000_000  # JSON nodes one encoded value may have
 _HEADER = struct.Struct(">I")
+# One encoder for every frame: json.dumps with options builds a new one per call.
+_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 _BIG = 1 << 63  # ints at or beyond this travel as hex ({"I": …}): JSON ints past 4300 digits fail to parse
 
 
@@ -66,12 +70,129 @@ def write_frame(fd: int, message: Any) -> None:
         OSError: the pipe is closed (the other side is gone).
         ValueError: ``message`` is not JSON (a NaN slipped through: a bug of the encoder).
     """
-    data = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8",
-                                                                                                  "surrogatepass")
+    data = _DUMPS(message).encode("utf-8", "surrogatepass")
     view = memoryview(_HEADER.pack(len(data)) + data)
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+class Reader:
+    """Frames from one pipe, read with as few system calls as the pipe allows.
+
+    One ``os.read`` of up to 64 KiB usually takes a whole small frame, header and body, where reading
+    the header and then the body takes two. What is read past a frame stays buffered for the next.
+
+    Args:
+        fd: a readable file descriptor (a pipe).
+        spin_s: seconds to poll the pipe before sleeping on it, in every wait. On a core of its own,
+            a process that polls sees the other side's frame microseconds after it is written, where
+            waking a sleeping one takes tens (docs/design.md §11); ``0`` sleeps at once. Polling sets
+            the descriptor non-blocking.
+        spin_budget_s: seconds of polling in all, after which every wait sleeps (polling is CPU time,
+            which a worker's ``RLIMIT_CPU`` counts); ``None``: no bound.
+    """
+
+    __slots__ = ("fd", "spin_s", "buf", "budget", "nonblocking")
+
+    def __init__(self, fd: int, spin_s: float = 0.0, spin_budget_s: float | None = None) -> None:
+        self.fd, self.spin_s, self.buf, self.budget = fd, max(0.0, spin_s), bytearray(), spin_budget_s
+        self.nonblocking = bool(self.spin_s)
+        if self.nonblocking:
+            os.set_blocking(fd, False)
+
+    def _read(self, size: int, timeout: float | None = None) -> bytes | None:
+        """At most ``size`` bytes (``b""`` at end of file); ``None`` when ``timeout`` seconds passed first."""
+        if self.spin_s:
+            start = now = time.perf_counter()
+            deadline = start + self.spin_s
+            try:
+                while now < deadline:
+                    try:
+                        return os.read(self.fd, size)
+                    except BlockingIOError:
+                        now = time.perf_counter()
+            finally:
+                if self.budget is not None:
+                    self.budget -= time.perf_counter() - start
+                    if self.budget <= 0:
+                        self.spin_s = 0.0
+        while True:
+            if (timeout is not None or self.nonblocking) and not select.select([self.fd], [], [], timeout)[0]:
+                return None
+            try:
+                return os.read(self.fd, size)
+            except BlockingIOError:  # woken without data: wait again
+                continue
+
+    def ready(self, timeout: float | None) -> bool:
+        """Whether a frame's first bytes are here within ``timeout`` seconds (``None``: wait for ever).
+
+        Raises:
+            ProtocolError: the other side closed the pipe.
+        """
+        if self.buf:
+            return True
+        chunk = self._read(1 << 16, timeout)
+        if chunk is None:
+            return False
+        if not chunk:
+            raise ProtocolError("the other side is gone")
+        self.buf += chunk
+        return True
+
+    def _fill(self, size: int) -> None:
+        while len(self.buf) < size:
+            chunk = self._read(min(max(size - len(self.buf), 1 << 16), 1 << 20))
+            if not chunk:
+                raise ProtocolError("the other side closed the pipe mid-frame" if self.buf else
+                                    "the other side is gone")
+            self.buf += chunk
+
+    def frame(self, cap: int = MAX_MESSAGE) -> Any:
+        """Read one frame and parse its JSON.
+
+        Args:
+            cap: the largest frame accepted, in bytes.
+        Raises:
+            ProtocolError: end of file, a frame longer than ``cap``, or bytes that are not UTF-8 JSON.
+        """
+        self._fill(_HEADER.size)
+        (size,) = _HEADER.unpack_from(self.buf)
+        if size > cap:
+            raise ProtocolError(f"a message of {size} bytes is over the {cap}-byte cap")
+        end = _HEADER.size + size
+        self._fill(end)
+        body = bytes(self.buf[_HEADER.size:end])
+        del self.buf[:end]
+        return parse(body)
+
+
+def parse(body: bytes) -> Any:
+    """The JSON value of one frame's body.
+
+    Raises:
+        ProtocolError: bytes that are not UTF-8 JSON.
+    """
+    try:
+        return json.loads(body.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"a message is not valid JSON ({type(exc).__name__})") from None
+
+
+def read_frame(fd: int, cap: int = MAX_MESSAGE) -> Any:
+    """Read one frame from ``fd`` and parse its JSON (unbuffered: nothing past the frame is read).
+
+    Args:
+        fd: a readable file descriptor (a pipe).
+        cap: the largest frame accepted, in bytes.
+    Raises:
+        ProtocolError: end of file, a frame longer than ``cap``, or bytes that are not UTF-8 JSON.
+    """
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size))
+    if size > cap:
+        raise ProtocolError(f"a message of {size} bytes is over the {cap}-byte cap")
+    return parse(_read_exact(fd, size))
 
 
 def _read_exact(fd: int, size: int) -> bytes:
@@ -83,25 +204,6 @@ def _read_exact(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
-
-
-def read_frame(fd: int, cap: int = MAX_MESSAGE) -> Any:
-    """Read one frame from ``fd`` and parse its JSON.
-
-    Args:
-        fd: a readable file descriptor (a pipe).
-        cap: the largest frame accepted, in bytes.
-    Raises:
-        ProtocolError: end of file, a frame longer than ``cap``, or bytes that are not UTF-8 JSON.
-    """
-    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size))
-    if size > cap:
-        raise ProtocolError(f"a message of {size} bytes is over the {cap}-byte cap")
-    body = _read_exact(fd, size)
-    try:
-        return json.loads(body.decode("utf-8", "surrogatepass"))
-    except (ValueError, RecursionError) as exc:
-        raise ProtocolError(f"a message is not valid JSON ({type(exc).__name__})") from None
 
 
 # --- encoding -------------------------------------------------------------------------------------
@@ -148,7 +250,26 @@ def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | No
         Unencodable: from ``fallback``, or a value nested deeper than :data:`MAX_DEPTH` or with
             more than :data:`MAX_NODES` nodes.
     """
+    t = type(value)
+    if t is list and len(value) < MAX_NODES and _scalars(value):
+        return value[:]  # the common case (a call's arguments), without a walk of its own
     return _enc(value, fallback, records, 0, _Budget())
+
+
+def _scalars(values: list[Any]) -> bool:
+    """Whether every item travels as itself: ``None``, ``bool``, ``str``, an ``int`` within JSON's safe
+    range or a finite ``float`` (exact types, as in :func:`_enc`)."""
+    for v in values:
+        t = type(v)
+        if t is int:
+            if not -_BIG < v < _BIG:
+                return False
+        elif t is float:
+            if not math.isfinite(v):
+                return False
+        elif not (t is str or t is bool or v is None):
+            return False
+    return True
 
 
 def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, budget: _Budget) -> Any:

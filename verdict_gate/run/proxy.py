@@ -32,7 +32,6 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
-import select
 import subprocess
 import sys
 import threading
@@ -89,12 +88,18 @@ class Client:
         cap: the largest message accepted from the worker, in bytes.
         answer_timeout: seconds one answer may take (an import that hangs at collection, when no
             property's own timeout runs yet); ``None`` waits for the runner's property timeout.
+        worker_cpu: the CPU the worker pins itself to (``None``: the oracle process's own).
+        spin_s: seconds each side polls its pipe before sleeping (:class:`codec.Reader`); for a
+            worker with a CPU of its own, where waking a sleeping process costs more than a call.
     """
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (),
                  hidden: Sequence[str] = (), limits: dict[str, int] | None = None,
-                 cap: int = codec.MAX_MESSAGE, answer_timeout: float | None = None) -> None:
+                 cap: int = codec.MAX_MESSAGE, answer_timeout: float | None = None, worker_cpu: int | None = None,
+                 spin_s: float = 0.0) -> None:
         self.answer_timeout = answer_timeout
+        self.worker_cpu, self.spin_s = worker_cpu, spin_s
+        self.reader = codec.Reader(-1)
         self.level, self.python_path, self.cwd = level, list(python_path), cwd
         self.readonly, self.hidden, self.limits, self.cap = list(readonly), list(hidden), limits, cap
         self.proc: subprocess.Popen[bytes] | None = None
@@ -133,10 +138,12 @@ class Client:
             os.close(to_worker_r)
             os.close(from_worker_w)
         self.wfd, self.rfd = to_worker_w, from_worker_r
+        self.reader = codec.Reader(from_worker_r, self.spin_s)
         self.generation += 1
         self.releases.clear()
         hello = {"python_path": self.python_path, "cwd": self.cwd, "readonly": [*self.readonly, self.cwd],
-                 "hidden": self._samples() if plan.method.startswith("bwrap") else []}
+                 "hidden": self._samples() if plan.method.startswith("bwrap") else [],
+                 "cpu": self.worker_cpu, "spin_s": self.spin_s}
         try:
             codec.write_frame(self.wfd, hello)
         except OSError as exc:
@@ -154,9 +161,9 @@ class Client:
         if plan is None:
             return
         try:
-            if not select.select([self.rfd], [], [], HANDSHAKE_TIMEOUT_S)[0]:
+            if not self.reader.ready(HANDSHAKE_TIMEOUT_S):
                 raise codec.ProtocolError(f"no answer within {HANDSHAKE_TIMEOUT_S:g} s")
-            answer = codec.read_frame(self.rfd, cap=1 << 20)
+            answer = self.reader.frame(cap=1 << 20)
             probe = answer["ok"]["fences"]
         except (OSError, codec.ProtocolError, KeyError, TypeError) as exc:
             self.kill()
@@ -235,11 +242,11 @@ class Client:
                 message["rel"], self.releases = self.releases, []
             try:
                 codec.write_frame(self.wfd, message)
-                if self.answer_timeout is not None and not select.select([self.rfd], [], [], self.answer_timeout)[0]:
+                if self.answer_timeout is not None and not self.reader.ready(self.answer_timeout):
                     raise self._crash(f"the candidate worker did not answer {message.get('op')} "
                                       f"{str(message.get('mod') or message.get('name') or '')[:80]!r} within "
                                       f"{self.answer_timeout:g} s (it hangs?)")
-                answer = codec.read_frame(self.rfd, cap=self.cap)
+                answer = self.reader.frame(cap=self.cap)
             except (OSError, codec.ProtocolError) as exc:
                 code = self.proc.poll() if self.proc is not None else None
                 exited = f" (the worker exited with {code})" if code is not None else ""
@@ -322,6 +329,10 @@ class Handle:
     """A candidate object that stays in the worker; every operation is a request."""
 
     __slots__ = ("_vg_client", "_vg_desc", "_vg_gen", "__weakref__")
+
+    # pytest (9.x, fixtures.py) reads `_mock_name` of every object a test module holds, each imported
+    # candidate function included, to skip mocks: answered here, not by a round trip per file.
+    _mock_name = None
 
     def __init__(self, client: Client, desc: dict[str, Any], generation: int) -> None:
         object.__setattr__(self, "_vg_client", client)
@@ -651,8 +662,13 @@ def _record_getattr(self: Any, name: str) -> Any:
 
 # --- decoding and encoding -----------------------------------------------------------------------------
 
+_PLAIN = (bool, int, float, str)  # exact types: their JSON form is the value itself
+
 
 def decode(client: Client, tree: Any, generation: int) -> Any:
+    if tree is None or type(tree) in _PLAIN:
+        return tree
+
     def make(tag: str, p: Any) -> Any:
         if tag == "h":
             if p.get("k") == "cls":

@@ -265,8 +265,10 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     attempts = iter(range(1, 1_000_000))
     lock = threading.Lock()
 
+    at_once = 0 if slot is not None else min(jobs, len(work))
+
     def run_share(index: int, level: str, share: list[Property]) -> tuple[dict[str, dict[str, Any]], list[str]]:
-        cpu = cpus[index % len(cpus)] if len(cpus) > 1 and level != "none" else None
+        cpu, worker_cpu = placement(cpus, index, at_once) if level != "none" else (None, None)
         mine: dict[str, dict[str, Any]] = {}
         failures: list[str] = []
         remaining = share
@@ -275,7 +277,7 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
                 attempt = next(attempts)
             with slot() if slot is not None else contextlib.nullcontext(cpu) as pinned:
                 got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level,
-                                                  pinned if level != "none" else None, stop)
+                                                  pinned if level != "none" else None, stop, worker_cpu)
             if phase_failure:
                 failures.append(phase_failure)
             left = [p for p in remaining if p.id not in mine]
@@ -304,6 +306,24 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     return Outcome(results, phase_failures)
 
 
+def placement(cpus: Sequence[int], index: int, at_once: int) -> tuple[int | None, int | None]:
+    """The CPUs of share ``index``'s oracle process and of its worker, as ``(oracle, worker)``.
+
+    The two take turns (each call blocks the caller until the answer), so by default they share one
+    CPU, shares round-robin over ``cpus``: waking a process on another, idle core costs about three
+    times a call (benchmarks/README.md, ``bench_codec.py``), and the worker is ``None`` (it inherits
+    the oracle's). When there are two CPUs for each of the ``at_once`` processes that run at once, each
+    gets a pair and the worker its own CPU, and the two poll their pipes instead of sleeping
+    (:data:`SPIN_S`). ``at_once`` ``0``: unknown (runs side by side share a budget of slots): no pairs.
+    Fewer than two CPUs: ``(None, None)``, no pinning.
+    """
+    if len(cpus) < 2:
+        return None, None
+    if at_once and len(cpus) >= 2 * at_once:
+        return cpus[2 * index % len(cpus)], cpus[(2 * index + 1) % len(cpus)]
+    return cpus[index % len(cpus)], None
+
+
 def _cpus() -> list[int]:
     """The CPUs this process may run on, sorted (``[]`` where the host cannot say)."""
     try:
@@ -312,13 +332,20 @@ def _cpus() -> list[int]:
         return []
 
 
-def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None) -> dict[str, Any]:
+# Seconds an oracle process and its worker, each on a CPU of its own, poll their pipes before they
+# sleep: longer than the oracle's own work between two calls of a Hypothesis example loop (about
+# 0.3 ms), so a worker is still polling when the next call comes.
+SPIN_S = 0.002
+
+
+def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None,
+                    worker_cpu: int | None = None) -> dict[str, Any]:
     return {
         "level": level,
-        # The oracle process and its worker take turns (each call blocks the caller until the answer),
-        # so they share one CPU: a wake-up on another core costs about 3× one on the same core
-        # (benchmarks/README.md, bench_codec.py). Shares go round-robin over the CPUs.
+        # See placement(): one CPU for both, or with CPUs to spare one each, polling.
         "cpu": cpu,
+        "worker_cpu": worker_cpu,
+        "spin_s": SPIN_S if worker_cpu is not None else 0.0,
         # One answer (an import at collection, when no property timeout runs yet) may take this long.
         "answer_timeout": max(p.timeout for p in props),
         "modules": str(Path(sandbox.__file__).resolve().parent),  # codec, proxy, worker, sandbox: by path
@@ -331,7 +358,8 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
 
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
                  results: dict[str, dict[str, Any]], tally: _Tally, level: str,
-                 cpu: int | None = None, cancel: threading.Event | None = None) -> tuple[int, str]:
+                 cpu: int | None = None, cancel: threading.Event | None = None,
+                 worker_cpu: int | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
     spec = {
         "python_path": [str(p) for p in ws.python_path],
@@ -341,7 +369,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "results_module": str(Path(stream.__file__).resolve()),
-        "isolation": _isolation_spec(ws, level, props, cpu),
+        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"
     spec_file.write_text(json.dumps(spec), encoding="utf-8")

@@ -15,6 +15,7 @@ sends beyond plain values (the codec's by-value types) and exceptions it re-rais
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import importlib
@@ -68,8 +69,9 @@ _UNARY: dict[str, Any] = {
 class Worker:
     """The request loop and the handle table (objects the oracle holds by id)."""
 
-    def __init__(self, rfd: int, wfd: int) -> None:
+    def __init__(self, rfd: int, wfd: int, reader: Any = None) -> None:
         self.rfd, self.wfd = rfd, wfd
+        self.reader = reader if reader is not None else codec.Reader(rfd)
         self.handles: dict[int, Any] = {}
         self.next_id = 1
         self.called: tuple[list[Any], dict[str, Any]] | None = None
@@ -269,7 +271,7 @@ class Worker:
     def serve(self) -> None:
         while True:
             try:
-                req = codec.read_frame(self.rfd, cap=codec.MAX_MESSAGE)
+                req = self.reader.frame(cap=codec.MAX_MESSAGE)
             except codec.ProtocolError:
                 return  # the oracle is gone, or spoke nonsense: nothing to answer
             self.called = None
@@ -338,13 +340,26 @@ def _after_stdlib(path: list[str]) -> int:
     return last + 1
 
 
+def _spin_budget() -> float | None:
+    """Seconds of polling this worker may spend: a quarter of its CPU time limit, so that polling
+    never brings a worker near ``RLIMIT_CPU`` that its own work would not have."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_CPU)
+    return None if soft == resource.RLIM_INFINITY else soft / 4
+
+
 def main(argv: list[str]) -> int:
     rfd, wfd = int(argv[1]), int(argv[2])
-    worker = Worker(rfd, wfd)
     try:
-        hello = codec.read_frame(rfd)
+        hello = codec.read_frame(rfd)  # unbuffered: nothing past the hello is taken before the reader exists
     except codec.ProtocolError:
         return 2
+    if hello.get("cpu") is not None:  # a hint for speed (docs/design.md §11), set before candidate code runs
+        with contextlib.suppress(AttributeError, OSError, ValueError, TypeError):
+            os.sched_setaffinity(0, {int(hello["cpu"])})
+    spin = hello.get("spin_s")
+    worker = Worker(rfd, wfd, codec.Reader(rfd, float(spin) if type(spin) in (int, float) else 0.0, _spin_budget()))
     fences = probe(hello)
     at = _after_stdlib(sys.path)
     sys.path[at:at] = [str(p) for p in hello.get("python_path", [])]

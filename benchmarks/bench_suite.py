@@ -83,6 +83,9 @@ def main() -> int:
             if xdist:
                 row += f"{statistics.median(figures['xdist']):>11.2f}"
             print(row, flush=True)
+            if args.repeat > 1:  # every run, in order: the spread behind each median
+                print("        runs: " + "; ".join(f"{name} " + " ".join(f"{t:.2f}" for t in times)
+                                            for name, times in figures.items() if times), flush=True)
     return 0
 
 

@@ -165,3 +165,44 @@ def test_a_handle_answers_pytests_mock_probe_without_a_round_trip(tmp_path: Path
     handle = proxy.Handle(client, {"k": "fn", "t": [["m", "f"]], "id": 1}, 1)
     assert getattr(handle, "_mock_name", "missing") is None
     assert client.proc is None
+
+
+@pytest.mark.parametrize("spin_s", [0.0, 0.001], ids=["sleeping", "polling"])
+def test_a_frame_that_stops_half_way_ends_at_the_timeout(pipe, spin_s: float) -> None:
+    read, write = pipe
+    reader = codec.Reader(read, spin_s)
+    os.write(write, _frame({"ok": "a long answer"})[:9])
+    start = time.monotonic()
+    with pytest.raises(codec.ProtocolError, match="stopped after 9 of its bytes"):
+        reader.frame(timeout=0.2)
+    assert 0.2 <= time.monotonic() - start < 5
+
+
+STALL = '''import gc, os, time
+
+
+def stall():
+    """Write the first bytes of an answer on the worker's own pipe, then hang."""
+    worker = next(o for o in gc.get_objects() if type(o).__name__ == "Worker" and hasattr(o, "wfd"))
+    os.write(worker.wfd, b"\\x00\\x00\\x01\\x00{")
+    time.sleep(60)
+'''
+
+
+def test_a_worker_that_sends_half_an_answer_and_hangs_is_a_crash(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "stalls").mkdir(parents=True)
+    (src / "stalls" / "__init__.py").write_text(STALL)
+    client = proxy.Client("process", [str(src)], str(tmp_path), answer_timeout=1.0)
+    try:
+        client.start()
+        client.request({"op": "import", "mod": "stalls"})
+        module = proxy.ProxyModule("stalls")
+        module.__dict__["_vg_client"] = client
+        start = time.monotonic()
+        with pytest.raises(proxy.WorkerCrashed, match="stopped after 5 of its bytes"):
+            module.stall()
+        assert time.monotonic() - start < 10
+        assert client.failure is not None and client.proc is None  # recorded out of band, worker killed
+    finally:
+        client.kill()

@@ -141,28 +141,35 @@ class Reader:
         self.buf += chunk
         return True
 
-    def _fill(self, size: int) -> None:
+    def _fill(self, size: int, deadline: float | None) -> None:
         while len(self.buf) < size:
-            chunk = self._read(min(max(size - len(self.buf), 1 << 16), 1 << 20))
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            chunk = self._read(min(max(size - len(self.buf), 1 << 16), 1 << 20), left)
+            if chunk is None:
+                raise ProtocolError(f"a frame stopped after {len(self.buf)} of its bytes")
             if not chunk:
                 raise ProtocolError("the other side closed the pipe mid-frame" if self.buf else
                                     "the other side is gone")
             self.buf += chunk
 
-    def frame(self, cap: int = MAX_MESSAGE) -> Any:
+    def frame(self, cap: int = MAX_MESSAGE, timeout: float | None = None) -> Any:
         """Read one frame and parse its JSON.
 
         Args:
             cap: the largest frame accepted, in bytes.
+            timeout: seconds the whole frame may take to arrive (``None``: no bound), so a sender
+                that writes part of a frame and stops cannot hold the reader.
         Raises:
-            ProtocolError: end of file, a frame longer than ``cap``, or bytes that are not UTF-8 JSON.
+            ProtocolError: end of file, the timeout, a frame longer than ``cap``, or bytes that are
+                not UTF-8 JSON.
         """
-        self._fill(_HEADER.size)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._fill(_HEADER.size, deadline)
         (size,) = _HEADER.unpack_from(self.buf)
         if size > cap:
             raise ProtocolError(f"a message of {size} bytes is over the {cap}-byte cap")
         end = _HEADER.size + size
-        self._fill(end)
+        self._fill(end, deadline)
         body = bytes(self.buf[_HEADER.size:end])
         del self.buf[:end]
         return parse(body)

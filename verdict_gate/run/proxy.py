@@ -163,7 +163,7 @@ class Client:
         try:
             if not self.reader.ready(HANDSHAKE_TIMEOUT_S):
                 raise codec.ProtocolError(f"no answer within {HANDSHAKE_TIMEOUT_S:g} s")
-            answer = self.reader.frame(cap=1 << 20)
+            answer = self.reader.frame(cap=1 << 20, timeout=HANDSHAKE_TIMEOUT_S)
             probe = answer["ok"]["fences"]
         except (OSError, codec.ProtocolError, KeyError, TypeError) as exc:
             self.kill()
@@ -246,7 +246,7 @@ class Client:
                     raise self._crash(f"the candidate worker did not answer {message.get('op')} "
                                       f"{str(message.get('mod') or message.get('name') or '')[:80]!r} within "
                                       f"{self.answer_timeout:g} s (it hangs?)")
-                answer = self.reader.frame(cap=self.cap)
+                answer = self.reader.frame(cap=self.cap, timeout=self.answer_timeout)
             except (OSError, codec.ProtocolError) as exc:
                 code = self.proc.poll() if self.proc is not None else None
                 exited = f" (the worker exited with {code})" if code is not None else ""

@@ -206,7 +206,11 @@ def decide(
                      f"property ran at {run.isolation_level!r} ({run.isolation_method}); `verdict-gate doctor` "
                      "shows what this host can give")
     if run.fixture_mutated:
-        return _fail("fixture_mutated", "the property changed the fixtures but is declared mutates_fixture: false")
+        # Blamed by its own oracle process's check, or by the whole run's check when no one property was
+        # caught (execute.py): say what is known, not that this property did it.
+        return _fail("fixture_mutated", "the fixtures changed while the property ran (or during the run, when no one "
+                                        "property was caught changing them), but it is declared mutates_fixture: "
+                                        "false; the run's notices name any changed file that is a work-tree link")
     if run.status in ("pass", "fail", "skipped") and run.seeded_kind and run.seed is None:
         return _fail("unseeded", "a `kind: property` ran without a recorded Hypothesis seed "
                      "(a plain test is `kind: example` in the catalog)")

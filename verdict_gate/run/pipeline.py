@@ -38,7 +38,7 @@ from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.report.text import printable
-from verdict_gate.run import checkout, forks, git, runner, sandbox
+from verdict_gate.run import checkout, forks, git, runner, sandbox, stale
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Execution, Slot, Slots, execute
 from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest
@@ -49,16 +49,28 @@ Progress = Callable[[str], None]
 
 @contextmanager
 def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
-    """A private temp dir, removed (read-only pack copies included) on every path out."""
-    path = Path(tempfile.mkdtemp(prefix="verdict-gate-", dir=parent))
+    """A private temp dir, removed (read-only pack copies included) on every path out; marked with its
+    owner, and made after the work dirs of killed gates in the same parent are removed (:mod:`.stale`)."""
+    sweep([parent if parent is not None else Path(tempfile.gettempdir())])
+    path = Path(tempfile.mkdtemp(prefix=stale.PREFIX, dir=parent))
     try:
+        stale.mark(path)
         yield path
     finally:
         if os.environ.get("VERDICT_GATE_KEEP_WORK"):  # debugging aid: keep specs, results and pytest logs
+            stale.unmark(path)  # kept on purpose: no later gate may take it for a killed one's
             print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
         else:
             pack.make_writable(path)
             shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep(parents: list[Path]) -> None:
+    """Remove the work dirs killed gates left in ``parents`` (:func:`stale.sweep_once`), saying which."""
+    gone = stale.sweep_once(parents)
+    if gone:
+        print(f"verdict-gate: removed {len(gone)} work director{'y' if len(gone) == 1 else 'ies'} of gates that "
+              f"were killed: {', '.join(str(g) for g in gone[:5])}{' …' if len(gone) > 5 else ''}", file=sys.stderr)
 
 
 RAM_DIR = Path("/dev/shm")
@@ -162,6 +174,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
     repo = Path(ev.repo)
     if shard is not None:  # set before anything can make the run void: a void shard reports too
         ev.shard = {"index": shard.index, "count": shard.count, "properties": []}
+    if RAM_DIR.is_dir():  # also when this run will not use it: an earlier, killed one may have
+        sweep([RAM_DIR])
     ram = ram_parent(temp_parent)
     with scratch_dir(temp_parent) as scratch, \
             (scratch_dir(ram) if ram else contextlib.nullcontext(scratch)) as pack_work:

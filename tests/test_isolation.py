@@ -280,10 +280,10 @@ def test_codec_refuses_malformed_frames() -> None:
     try:
         os.write(write, b"\x00\x00\x00\x03{x}")
         with pytest.raises(codec.ProtocolError, match="not valid JSON"):
-            codec.read_frame(read)
+            codec.Reader(read).frame()
         os.write(write, b"\x7f\xff\xff\xff")
         with pytest.raises(codec.ProtocolError, match="over the"):
-            codec.read_frame(read, cap=1024)
+            codec.Reader(read).frame(cap=1024)
     finally:
         os.close(read)
         os.close(write)

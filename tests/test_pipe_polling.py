@@ -45,7 +45,7 @@ def test_reader_takes_two_frames_from_one_write_and_keeps_the_second(pipe, spin_
 
 
 @pytest.mark.parametrize("spin_s", [0.0, 0.001], ids=["sleeping", "polling"])
-def test_reader_refuses_what_read_frame_refuses(pipe, spin_s: float) -> None:
+def test_reader_refuses_malformed_and_oversized_frames(pipe, spin_s: float) -> None:
     read, write = pipe
     reader = codec.Reader(read, spin_s)
     os.write(write, b"\x00\x00\x00\x03{x}")

@@ -96,10 +96,17 @@ class Reader:
     __slots__ = ("fd", "spin_s", "buf", "budget", "nonblocking")
 
     def __init__(self, fd: int, spin_s: float = 0.0, spin_budget_s: float | None = None) -> None:
-        self.fd, self.spin_s, self.buf, self.budget = fd, max(0.0, spin_s), bytearray(), spin_budget_s
-        self.nonblocking = bool(self.spin_s)
-        if self.nonblocking:
-            os.set_blocking(fd, False)
+        self.fd, self.buf = fd, bytearray()
+        self.spin_s, self.nonblocking = 0.0, False
+        self.budget: float | None = None
+        self.poll(spin_s, spin_budget_s)
+
+    def poll(self, spin_s: float, spin_budget_s: float | None = None) -> None:
+        """From now on, poll for ``spin_s`` seconds before each sleep, ``spin_budget_s`` in all (see the class)."""
+        self.spin_s, self.budget = max(0.0, spin_s), spin_budget_s
+        if self.spin_s and not self.nonblocking:
+            os.set_blocking(self.fd, False)
+            self.nonblocking = True
 
     def _read(self, size: int, timeout: float | None = None) -> bytes | None:
         """At most ``size`` bytes (``b""`` at end of file); ``None`` when ``timeout`` seconds passed first."""
@@ -185,32 +192,6 @@ def parse(body: bytes) -> Any:
         return json.loads(body.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"a message is not valid JSON ({type(exc).__name__})") from None
-
-
-def read_frame(fd: int, cap: int = MAX_MESSAGE) -> Any:
-    """Read one frame from ``fd`` and parse its JSON (unbuffered: nothing past the frame is read).
-
-    Args:
-        fd: a readable file descriptor (a pipe).
-        cap: the largest frame accepted, in bytes.
-    Raises:
-        ProtocolError: end of file, a frame longer than ``cap``, or bytes that are not UTF-8 JSON.
-    """
-    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size))
-    if size > cap:
-        raise ProtocolError(f"a message of {size} bytes is over the {cap}-byte cap")
-    return parse(_read_exact(fd, size))
-
-
-def _read_exact(fd: int, size: int) -> bytes:
-    chunks: list[bytes] = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            raise ProtocolError("the other side closed the pipe mid-frame" if chunks else "the other side is gone")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
 
 
 # --- encoding -------------------------------------------------------------------------------------

@@ -69,9 +69,8 @@ _UNARY: dict[str, Any] = {
 class Worker:
     """The request loop and the handle table (objects the oracle holds by id)."""
 
-    def __init__(self, rfd: int, wfd: int, reader: Any = None) -> None:
-        self.rfd, self.wfd = rfd, wfd
-        self.reader = reader if reader is not None else codec.Reader(rfd)
+    def __init__(self, reader: Any, wfd: int) -> None:
+        self.reader, self.wfd = reader, wfd  # requests come through reader (a codec.Reader), answers go to wfd
         self.handles: dict[int, Any] = {}
         self.next_id = 1
         self.called: tuple[list[Any], dict[str, Any]] | None = None
@@ -351,15 +350,17 @@ def _spin_budget() -> float | None:
 
 def main(argv: list[str]) -> int:
     rfd, wfd = int(argv[1]), int(argv[2])
+    reader = codec.Reader(rfd)
     try:
-        hello = codec.read_frame(rfd)  # unbuffered: nothing past the hello is taken before the reader exists
+        hello = reader.frame()
     except codec.ProtocolError:
         return 2
     if hello.get("cpu") is not None:  # a hint for speed (docs/design.md §11), set before candidate code runs
         with contextlib.suppress(AttributeError, OSError, ValueError, TypeError):
             os.sched_setaffinity(0, {int(hello["cpu"])})
     spin = hello.get("spin_s")
-    worker = Worker(rfd, wfd, codec.Reader(rfd, float(spin) if type(spin) in (int, float) else 0.0, _spin_budget()))
+    reader.poll(float(spin) if type(spin) in (int, float) else 0.0, _spin_budget())
+    worker = Worker(reader, wfd)
     fences = probe(hello)
     at = _after_stdlib(sys.path)
     sys.path[at:at] = [str(p) for p in hello.get("python_path", [])]

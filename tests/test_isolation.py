@@ -104,6 +104,9 @@ def write_tree(name):
 def exists(path):
     return os.path.exists(path)
 
+def bytecode_prefix():
+    return sys.pycache_prefix
+
 @dataclasses.dataclass(frozen=True)
 class Odd:
     cents: int
@@ -334,3 +337,36 @@ def test_the_worker_cannot_make_the_oracle_import_a_module(ops: Any) -> None:
     with pytest.raises(proxy.WorkerCrashed, match="has not imported"):
         ops.a_module()
     assert "wave" not in sys.modules
+
+
+@pytest.mark.parametrize("level", ["sandbox", "process"])
+def test_the_worker_reads_the_oracles_bytecode_of_the_interpreter_and_no_other(candidate: Path, tmp_path: Path,
+                                                                               level: str) -> None:
+    """The oracle process's cache spares each worker compiling the standard library; in the sandbox it
+    shows only the interpreter's and the worker's part of it, never a pack's bytecode (earlier runs
+    leave their conftest.py's there) nor bytecode for a candidate module."""
+    cache = tmp_path / "cache"
+    shown = cache / sys.base_prefix.lstrip("/") / "marker.cpython-311.pyc"
+    pack = cache / "dev" / "shm" / "verdict-gate-x" / "pack" / "conftest.cpython-311-pytest.pyc"
+    planted = cache / str(candidate / "src" / "calc").lstrip("/") / "ops.cpython-311.pyc"
+    for path in (shown, pack, planted):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"not bytecode")
+    dirs = sandbox.bytecode_dirs(str(cache))
+    assert any(os.path.realpath(shown).startswith(d + "/") for d in dirs)
+    assert not any(os.path.realpath(p).startswith(d + "/") for d in dirs for p in (pack, planted))
+    assert sandbox.bytecode_dirs(None) == [] and sandbox.bytecode_dirs("relative/cache") == []
+    client = proxy.Client(level, [str(candidate / "src")], str(candidate), bytecode=str(cache))
+    try:
+        client.start()
+    except proxy.IsolationUnavailable as exc:
+        pytest.skip(f"isolation level {level} unavailable here: {exc}")
+    try:
+        ops = _module(client, "calc.ops")  # a planted ops.pyc that loaded would have raised here
+        assert ops.bytecode_prefix() == str(cache)
+        assert ops.exists(str(shown))
+        if client.info["method"].startswith("bwrap"):
+            assert client.info["fences"]["filesystem"] is True
+            assert not ops.exists(str(pack)) and not ops.exists(str(planted))
+    finally:
+        client.kill()

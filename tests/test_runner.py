@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import py_compile
+import sys
 import textwrap
 from pathlib import Path
 
@@ -564,3 +566,25 @@ def test_a_result_record_of_the_wrong_shape_is_a_crash(tmp_path):
     """)
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.add": ("fail", "crashed")} and code == 1
+
+
+def test_the_worker_reads_the_gates_bytecode_never_a_committed_pycache(tmp_path):
+    """The oracle process settles its long-lived objects out of the collector's reach (gc.freeze),
+    and its worker reads the gate's own bytecode cache, never a ``__pycache__`` the patch commits
+    (an unchecked-hash .pyc would otherwise run in place of the source the reviewer reads)."""
+    repo = make_project(tmp_path, {"test_runtime.py": """
+        import gc, sys
+        from calc import prefix
+        def test_runtime():
+            assert gc.get_freeze_count() > 0
+            assert sys.pycache_prefix and prefix() == sys.pycache_prefix
+    """}, [{"id": "prop.runtime", "oracle": "properties/test_runtime.py", "kind": "example"}],
+        src={"src/calc.py": "def prefix():\n    import sys\n    return sys.pycache_prefix\n"})
+    forged = tmp_path / "forged.py"
+    planted = repo / "src" / "__pycache__" / f"calc.{sys.implementation.cache_tag}.pyc"
+    planted.parent.mkdir()
+    forged.write_text("def prefix():\n    return 'planted'\n")
+    py_compile.compile(str(forged), cfile=str(planted), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    commit_all(repo, "candidate with a committed pycache")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.runtime": ("pass", "held")} and code == 0

@@ -91,13 +91,16 @@ class Client:
         worker_cpu: the CPU the worker pins itself to (``None``: the oracle process's own).
         spin_s: seconds each side polls its pipe before sleeping (:class:`codec.Reader`); for a
             worker with a CPU of its own, where waking a sleeping process costs more than a call.
+        bytecode: this process's bytecode cache (``sys.pycache_prefix``), into which only oracle code
+            was compiled; the worker reads the interpreter's part of it (:func:`sandbox.bytecode_dirs`)
+            instead of compiling the standard library at every start. ``None``: its private ``/tmp``.
     """
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (),
                  hidden: Sequence[str] = (), limits: dict[str, int] | None = None,
                  cap: int = codec.MAX_MESSAGE, answer_timeout: float | None = None, worker_cpu: int | None = None,
-                 spin_s: float = 0.0) -> None:
-        self.answer_timeout = answer_timeout
+                 spin_s: float = 0.0, bytecode: str | None = None) -> None:
+        self.answer_timeout, self.bytecode = answer_timeout, bytecode
         self.worker_cpu, self.spin_s = worker_cpu, spin_s
         self.reader = codec.Reader(-1)
         self.level, self.python_path, self.cwd = level, list(python_path), cwd
@@ -123,7 +126,7 @@ class Client:
         """
         try:
             plan = sandbox.plan(self.level, readonly=[*self.readonly, self.cwd], hidden=self.hidden, cwd=self.cwd,
-                                limits=self.limits)
+                                limits=self.limits, bytecode=self.bytecode)
         except sandbox.Unavailable as exc:
             raise IsolationUnavailable(str(exc)) from None
         to_worker_r, to_worker_w = os.pipe()
@@ -184,7 +187,8 @@ class Client:
 
     def _samples(self) -> list[str]:
         """A few entries of each hidden directory that the worker must not see (its probe checks)."""
-        keep = [os.path.realpath(p) for p in [*self.readonly, self.cwd, _HERE, *sandbox.interpreter_dirs()]]
+        keep = [os.path.realpath(p) for p in [*self.readonly, self.cwd, _HERE, *sandbox.interpreter_dirs(),
+                                              *sandbox.bytecode_dirs(self.bytecode)]]
         found = []
         for hidden in self.hidden:
             try:

@@ -74,11 +74,30 @@ class Plan:
     expect: dict[str, bool] = field(default_factory=dict)
 
 
-def worker_env(tmp: str = "/tmp") -> dict[str, str]:
-    """The worker's environment: nothing inherited (no token, no ``PYTHON*`` of the caller)."""
+def worker_env(tmp: str = "/tmp", bytecode: str | None = None) -> dict[str, str]:
+    """The worker's environment: nothing inherited (no token, no ``PYTHON*`` of the caller).
+
+    The worker never writes bytecode, and reads it only under ``PYTHONPYCACHEPREFIX``, never from a
+    ``__pycache__`` beside a module (a patch could commit one that does not match its source):
+    ``bytecode``, the oracle process's cache (see :func:`bytecode_dirs`), else ``tmp/pycache``.
+    """
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LC_ALL": "C.UTF-8",
             "TZ": "UTC", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-            "PYTHONPYCACHEPREFIX": os.path.join(tmp, "pycache")}
+            "PYTHONPYCACHEPREFIX": bytecode or os.path.join(tmp, "pycache")}
+
+
+def bytecode_dirs(cache: str | None) -> list[str]:
+    """The parts of the oracle process's bytecode cache ``cache`` (its ``sys.pycache_prefix``) a
+    bubblewrap worker gets, read-only: the bytecode of the interpreter's own modules and of the
+    worker's code, which the oracle compiled from the same read-only sources. Without them each
+    worker compiles the standard library afresh: 220 ms a start against 55 ms (docs/design.md §11).
+    Nothing else of the cache is shown (it may hold bytecode of earlier packs' ``conftest.py``).
+    ``[]`` when there is no cache."""
+    if not cache or not os.path.isabs(cache):
+        return []
+    sources = [*interpreter_dirs(), os.path.dirname(os.path.abspath(__file__))]
+    found = {os.path.join(_real(cache), src.lstrip("/")) for src in sources}
+    return sorted(d for d in found if os.path.isdir(d))
 
 
 def _libc() -> Any:
@@ -206,7 +225,7 @@ def interpreter_dirs() -> list[str]:
 
 
 def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Sequence[str], cwd: str,
-               tmp_bytes: int) -> list[str]:
+               tmp_bytes: int, bytecode: str | None = None) -> list[str]:
     """The bubblewrap command line (without the worker command after ``--``).
 
     Args:
@@ -216,6 +235,8 @@ def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Seq
             the interpreter's own directories are bound back read-only when they are inside one.
         cwd: the worker's working directory (the candidate tree).
         tmp_bytes: the size of the private ``/tmp``.
+        bytecode: the oracle process's bytecode cache: hidden, then :func:`bytecode_dirs` of it bound
+            back read-only.
     """
     argv = [bwrap, "--unshare-all"]
     if userns:
@@ -223,6 +244,8 @@ def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Seq
     argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session",
              "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
              "--size", str(int(tmp_bytes)), "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
+    cached = bytecode_dirs(bytecode)
+    hidden = [*hidden, *([bytecode] if cached and bytecode else [])]
     hide = sorted({_real(h) for h in hidden if h and os.path.isdir(h) and _real(h) not in ("/", "/usr", "/tmp")},
                   key=len)
     for path in hide:
@@ -232,15 +255,16 @@ def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Seq
     # (/tmp: a gate installed in a clone under /tmp) covers them.
     covered = [*hide, "/tmp", "/var/tmp", "/dev/shm"]
     rebind = [p for p in needed if any(p == h or p.startswith(h + "/") for h in covered)]
-    for path in sorted({_real(p) for p in [*rebind, *readonly] if os.path.isdir(p)}, key=len):
+    for path in sorted({_real(p) for p in [*rebind, *readonly, *cached] if os.path.isdir(p)}, key=len):
         argv += ["--ro-bind", path, path]
     argv += ["--chdir", _real(cwd)]
     return argv
 
 
 def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str,
-         limits: dict[str, int] | None = None) -> Plan:
-    """How to start a worker at ``level`` on this host.
+         limits: dict[str, int] | None = None, bytecode: str | None = None) -> Plan:
+    """How to start a worker at ``level`` on this host; ``bytecode``: the oracle process's bytecode
+    cache, which a ``process`` worker reads and a bubblewrap worker reads in part (:func:`bytecode_dirs`).
 
     Raises:
         Unavailable: ``sandbox`` where neither bubblewrap nor (as root) a separate uid works,
@@ -248,7 +272,7 @@ def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str
     """
     lim = {**DEFAULT_LIMITS, **(limits or {})}
     if level == "process":
-        return Plan("process", "process", (), worker_env(), _preexec(lim, None),
+        return Plan("process", "process", (), worker_env(bytecode=bytecode), _preexec(lim, None),
                     {"network": False, "pid": False, "filesystem": False, "uid": False, "limits": True})
     if level != "sandbox":
         raise Unavailable(f"no worker is started at isolation level {level!r}")
@@ -263,8 +287,10 @@ def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str
             why = _bwrap_probe(bwrap, userns)
             if not why:
                 argv = bwrap_argv(bwrap, userns=userns, readonly=readonly, hidden=hidden, cwd=cwd,
-                                  tmp_bytes=lim["tmp_bytes"])
-                return Plan("sandbox", "bwrap-userns" if userns else "bwrap-root", (*argv, "--"), worker_env(),
+                                  tmp_bytes=lim["tmp_bytes"], bytecode=bytecode)
+                shown = bytecode if bytecode_dirs(bytecode) else None
+                return Plan("sandbox", "bwrap-userns" if userns else "bwrap-root", (*argv, "--"),
+                            worker_env(bytecode=shown),
                             _preexec(lim, None), {f: True for f in FENCES})
             reasons.append(f"bwrap{' with a user namespace' if userns else ' as root'}: {why.splitlines()[-1]}")
     else:

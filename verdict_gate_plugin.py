@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 _STATE_KEY = pytest.StashKey[dict[str, Any]]()
+_RUN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verdict_gate", "run")  # the standalone modules
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,6 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # Candidate code runs in this process (catalog `isolation: none`). Its directories go after
         # the standard library, so a candidate module named like one (say `statistics.py`) cannot
         # replace what the oracle computes its expectations with.
+        _load_by_path("sources", isolation.get("modules") or _RUN_DIR).source_only(spec["python_path"])
         at = _after_stdlib(sys.path)
         sys.path[at:at] = list(spec["python_path"])
     else:

@@ -588,3 +588,40 @@ def test_the_worker_reads_the_gates_bytecode_never_a_committed_pycache(tmp_path)
     commit_all(repo, "candidate with a committed pycache")
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.runtime": ("pass", "held")} and code == 0
+
+
+def test_no_bytecode_of_the_pack_outlives_the_run(tmp_path):
+    """pytest compiles the pack's conftest.py into the shared bytecode cache before the plugin stops
+    bytecode writing; the cache mirrors source paths, so that file goes with the run's work dir."""
+    repo = make_project(tmp_path, {
+        "conftest.py": "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n",
+        "test_ok.py": "from calc import add\ndef test_ok(two):\n    assert add(1, two) == 3\n",
+    }, [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
+    commit_all(repo, "candidate")
+    cache = tmp_path / "cache"
+    code, docs, _ = run(repo, tmp_path / "out", env={"VERDICT_GATE_CACHE": str(cache)})
+    assert reasons(docs) == {"prop.ok": ("pass", "held")} and code == 0
+    compiled = [p.relative_to(cache).as_posix() for p in cache.rglob("*.pyc")]
+    assert any("/_pytest/" in p for p in compiled)  # the cache is in use
+    assert [p for p in compiled if "verdict-gate-" in p] == []
+
+
+@pytest.mark.parametrize("level", ["sandbox", "none"])
+def test_a_committed_sourceless_pyc_never_runs_in_place_of_the_source(tmp_path, level):
+    """Red team: ``src/calc.py`` broken (what the reviewer reads) and a committed ``src/calc/__init__.pyc``
+    compiled from the right code; a package wins over a module, so Python's sourceless loader would run
+    the bytecode and the broken patch would be promoted. Candidate modules come from source only."""
+    repo = make_project(tmp_path, {"test_add.py": """
+        from calc import add
+        def test_add():
+            assert add(1, 2) == 3
+    """}, [{"id": "prop.add", "oracle": "properties/test_add.py", "kind": "example", "isolation": level}])
+    (repo / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    good = tmp_path / "good.py"
+    good.write_text("def add(a, b):\n    return a + b\n")
+    (repo / "src" / "calc").mkdir()
+    py_compile.compile(str(good), cfile=str(repo / "src" / "calc" / "__init__.pyc"), dfile="calc.py")
+    commit_all(repo, "broken source, right bytecode")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
+    assert "-1" in docs["runs.json"]["runs"]["prop.add"]["message"]  # add(1, 2) ran the source: 1 - 2

@@ -71,23 +71,30 @@ class Workspace:
     plan: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id → example_log, fresh_seed, fresh_examples
 
 
+def shared_bytecode_cache() -> Path:
+    """``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus ``pycache``
+    (read from the environment; nothing is created)."""
+    root = Path(os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate"))
+    return root / "pycache"
+
+
 def bytecode_cache(scratch: Path, level: str) -> Path:
     """The pytest subprocesses' ``PYTHONPYCACHEPREFIX``: outside every work tree.
 
-    ``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus
-    ``pycache``, kept across runs: with a prefix Python ignores the ``__pycache__`` beside
-    installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
+    :func:`shared_bytecode_cache`, kept across runs: with a prefix Python ignores the ``__pycache__``
+    beside installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
     time (about 1 s here). Only oracle code (pytest, Hypothesis, the pack) is compiled into it:
-    candidate code runs in the worker, whose cache is its private ``/tmp``. A process at level
+    candidate code runs in the worker, which reads only the interpreter's part of it
+    (:func:`sandbox.bytecode_dirs`) and writes none; the pack's part goes with the run's work
+    directory (:func:`pipeline.scratch_dir`). A process at level
     ``none`` runs candidate code itself, so it gets a cache of its own in ``scratch``, thrown
     away with the run (candidate code must not plant bytecode a later run would load). Falls back
     to ``scratch`` when the shared directory cannot be created.
     """
     if level == "none":
         return scratch / "pycache"
-    root = Path(os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate"))
-    path = root / "pycache"
+    path = shared_bytecode_cache()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -74,12 +74,17 @@ class Plan:
     expect: dict[str, bool] = field(default_factory=dict)
 
 
+# A bytecode prefix under which nothing can exist or be created (a path below a character device).
+NO_BYTECODE = "/dev/null/verdict-gate-no-bytecode"
+
+
 def worker_env(tmp: str = "/tmp", bytecode: str | None = None) -> dict[str, str]:
     """The worker's environment: nothing inherited (no token, no ``PYTHON*`` of the caller).
 
     The worker never writes bytecode, and reads it only under ``PYTHONPYCACHEPREFIX``, never from a
     ``__pycache__`` beside a module (a patch could commit one that does not match its source):
-    ``bytecode``, the oracle process's cache (see :func:`bytecode_dirs`), else ``tmp/pycache``.
+    ``bytecode``, the oracle process's cache as a bubblewrap worker is shown it (:func:`bytecode_dirs`)
+    or :data:`NO_BYTECODE` where the worker shares the host's ``/tmp``, else ``tmp/pycache``.
     """
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LC_ALL": "C.UTF-8",
             "TZ": "UTC", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
@@ -264,7 +269,7 @@ def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Seq
 def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str,
          limits: dict[str, int] | None = None, bytecode: str | None = None) -> Plan:
     """How to start a worker at ``level`` on this host; ``bytecode``: the oracle process's bytecode
-    cache, which a ``process`` worker reads and a bubblewrap worker reads in part (:func:`bytecode_dirs`).
+    cache, which a bubblewrap worker reads in part (:func:`bytecode_dirs`) and no other worker reads.
 
     Raises:
         Unavailable: ``sandbox`` where neither bubblewrap nor (as root) a separate uid works,
@@ -272,7 +277,10 @@ def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str
     """
     lim = {**DEFAULT_LIMITS, **(limits or {})}
     if level == "process":
-        return Plan("process", "process", (), worker_env(bytecode=bytecode), _preexec(lim, None),
+        # Outside bubblewrap the worker shares the host's /tmp, and a `process` worker can write as the
+        # gate's user: a prefix there, or the gate's own cache, would be bytecode a later worker (or
+        # oracle process) loads from this candidate. So it reads none.
+        return Plan("process", "process", (), worker_env(bytecode=NO_BYTECODE), _preexec(lim, None),
                     {"network": False, "pid": False, "filesystem": False, "uid": False, "limits": True})
     if level != "sandbox":
         raise Unavailable(f"no worker is started at isolation level {level!r}")
@@ -298,7 +306,7 @@ def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str
     if os.geteuid() == 0:
         why = _nobody_can_run()
         if not why:
-            return Plan("sandbox", "uid", (), worker_env(), _preexec(lim, NOBODY),
+            return Plan("sandbox", "uid", (), worker_env(bytecode=NO_BYTECODE), _preexec(lim, NOBODY),
                         {"network": False, "pid": False, "filesystem": True, "uid": True, "limits": True})
         reasons.append(f"uid {NOBODY} (nobody) cannot run {sys.executable}: {why}")
     raise Unavailable("isolation level sandbox is not available on this host: " + "; ".join(reasons)

@@ -362,8 +362,10 @@ def main(argv: list[str]) -> int:
     reader.poll(float(spin) if type(spin) in (int, float) else 0.0, _spin_budget())
     worker = Worker(reader, wfd)
     fences = probe(hello)
+    python_path = [str(p) for p in hello.get("python_path", [])]
+    _sibling("sources").source_only(python_path)  # never a committed .pyc in place of the source
     at = _after_stdlib(sys.path)
-    sys.path[at:at] = [str(p) for p in hello.get("python_path", [])]
+    sys.path[at:at] = python_path
     if hello.get("cwd"):
         os.chdir(hello["cwd"])
     codec.write_frame(wfd, {"ok": {"pid": os.getpid(), "fences": fences}})

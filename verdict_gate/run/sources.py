@@ -2,12 +2,14 @@
 
 Standalone: standard library only (the worker and the pytest plugin load it by path, like :mod:`codec`).
 
-Python's default path finder also imports *sourceless* bytecode: a ``calc/__init__.pyc`` beside a
-``calc.py`` makes ``import calc`` run the bytecode (a package wins over a module of the same name),
-and a ``helper.pyc`` alone is a module. A patch can commit such a file: the reviewer reads the
-``.py``, the diff shows "binary file", and the gate would judge code nobody read (and that no other
-Python version can load). The ``__pycache__`` beside a module is already out of play (the worker's
-``PYTHONPYCACHEPREFIX``, :func:`sandbox.worker_env`); this closes the sourceless loader.
+Python's default path finder also imports *sourceless* bytecode, and prefers an extension module to
+a source file: a ``calc/__init__.pyc`` (or ``calc/__init__.cpython-311-x86_64-linux-gnu.so``) beside a
+``calc.py`` makes ``import calc`` run the compiled file (a package wins over a module of the same
+name), and so does a ``calc.cpython-311-x86_64-linux-gnu.so`` beside it. A patch can commit such a
+file: the reviewer reads the ``.py``, the diff shows "binary file", and the gate would judge code
+nobody read (and that no other Python version can load). The ``__pycache__`` beside a module is
+already out of play (the worker's ``PYTHONPYCACHEPREFIX``, :func:`sandbox.worker_env`); this closes
+the rest. An extension module with no source of its name (a C extension) still imports.
 """
 
 from __future__ import annotations
@@ -15,16 +17,43 @@ from __future__ import annotations
 import importlib.machinery as machinery
 import os
 import sys
+import types
 from collections.abc import Callable, Sequence
 
-_LOADERS = [(machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
-            (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES)]  # no SourcelessFileLoader
+_SOURCE = (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES)
+_EXTENSION = (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES)  # no SourcelessFileLoader
+
+
+class SourceFirst(machinery.FileFinder):
+    """A file finder for candidate directories: a module's source first, an extension module only
+    where no source of that name exists (a compiled file beside ``calc.py``, or a package
+    ``calc/`` whose ``__init__`` is compiled, would otherwise run in place of it), never sourceless
+    bytecode. Refusals raise :class:`ImportError` naming the file and the fix."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, _SOURCE, _EXTENSION)
+
+    def find_spec(self, fullname: str, target: types.ModuleType | None = None) -> machinery.ModuleSpec | None:
+        spec = super().find_spec(fullname, target)
+        tail = fullname.rpartition(".")[2]
+        here = os.path.join(self.path, tail)
+        has_source = os.path.isfile(here + ".py") or os.path.isfile(os.path.join(here, "__init__.py"))
+        if spec is not None and isinstance(spec.loader, machinery.ExtensionFileLoader) and has_source:
+            raise ImportError(f"verdict-gate: {spec.origin} is compiled code that would run in place of the "
+                              f"source of {fullname!r}; remove it from the patch (the gate runs a module from "
+                              "its source)", name=fullname)
+        if spec is None or spec.origin is None:  # nothing, or a namespace package (a directory without source)
+            compiled = [p for p in (here + ".pyc", os.path.join(here, "__init__.pyc")) if os.path.isfile(p)]
+            if compiled:
+                raise ImportError(f"verdict-gate: {compiled[0]} is bytecode without its source; the gate imports "
+                                  "candidate modules from source only: commit the .py instead", name=fullname)
+        return spec
 
 
 def source_only(dirs: Sequence[str]) -> Callable[[str], machinery.FileFinder]:
     """Make every directory in or below ``dirs`` (the candidate's ``python_path``, absolute) import
-    from source files and extension modules only, never from sourceless bytecode; returns the path
-    hook it put first on ``sys.path_hooks``. Call it before anything is imported from ``dirs``.
+    through :class:`SourceFirst`; returns the path hook it put first on ``sys.path_hooks``. Call it
+    before anything is imported from ``dirs``.
 
     Other directories (the standard library, site-packages) keep the default finder: the hook
     raises :class:`ImportError` for them, which makes Python try the next hook.
@@ -38,7 +67,7 @@ def source_only(dirs: Sequence[str]) -> Callable[[str], machinery.FileFinder]:
     def hook(path: str) -> machinery.FileFinder:
         if not inside(path):
             raise ImportError("not a candidate directory")
-        return machinery.FileFinder(path, *_LOADERS)
+        return SourceFirst(path)
 
     sys.path_hooks.insert(0, hook)
     for cached in [p for p in sys.path_importer_cache if isinstance(p, str) and inside(p)]:

@@ -65,7 +65,7 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
             shutil.rmtree(path, ignore_errors=True)
             # The shared bytecode cache mirrors source paths: what pytest compiled of the pack (its
             # conftest.py) sits under this dir's mirror there, and no later run has this path.
-            shutil.rmtree(runner.shared_bytecode_cache() / str(path).lstrip(os.sep), ignore_errors=True)
+            shutil.rmtree(runner.shared_bytecode_cache() / os.path.abspath(path).lstrip(os.sep), ignore_errors=True)
 
 
 def sweep(parents: list[Path]) -> None:

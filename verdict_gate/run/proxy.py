@@ -92,8 +92,9 @@ class Client:
         spin_s: seconds each side polls its pipe before sleeping (:class:`codec.Reader`); for a
             worker with a CPU of its own, where waking a sleeping process costs more than a call.
         bytecode: this process's bytecode cache (``sys.pycache_prefix``), into which only oracle code
-            was compiled; the worker reads the interpreter's part of it (:func:`sandbox.bytecode_dirs`)
-            instead of compiling the standard library at every start. ``None``: its private ``/tmp``.
+            was compiled; a bubblewrap worker reads the interpreter's part of it
+            (:func:`sandbox.bytecode_dirs`) instead of compiling the standard library at every start
+            (``None``: its private ``/tmp``); other workers read no bytecode (:func:`sandbox.plan`).
     """
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (),

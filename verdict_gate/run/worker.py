@@ -363,7 +363,7 @@ def main(argv: list[str]) -> int:
     worker = Worker(reader, wfd)
     fences = probe(hello)
     python_path = [str(p) for p in hello.get("python_path", [])]
-    _sibling("sources").source_only(python_path)  # never a committed .pyc in place of the source
+    _sibling("sources").source_only(python_path)  # never compiled code in place of a reviewed source
     at = _after_stdlib(sys.path)
     sys.path[at:at] = python_path
     if hello.get("cwd"):

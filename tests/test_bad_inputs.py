@@ -306,6 +306,8 @@ CASES: list[Case] = [
       ("anchor or alias", "fix:")),
     C("pack-dir-duplicate-freeze", lambda c: c.ledger(json.dumps({"version": 1, "freezes": [
         LEDGER_FREEZE, LEDGER_FREEZE]})) and c.run(pack=str(c.pack)), 3, ("same failure", "fix:")),
+    C("pack-dir-no-manifest", lambda c: (c.pack / "manifest.sha256").unlink() or c.run(pack=str(c.pack)), 3,
+      ("is missing", "run `verdict-gate manifest write", "commit the result")),
     C("pack-dir-symlink-fixture", lambda c: (c.pack / "fixtures" / "link.json").symlink_to("/etc/hostname") or
       c.run(pack=str(c.pack)), 3, ("link.json", "symbolic link", "fix:")),
     # --- candidate fixtures ----------------------------------------------------------------

@@ -202,6 +202,7 @@ def test_check_prints_what_would_be_frozen(tmp_path):
     assert "prop.add: held" in out
     assert "prop.half: fails; a freeze would forgive 1 failure(s)" in out and "verdict-gate freeze" in out
     assert "prop.needs: fail, cannot be frozen" in out and "fixture" in out
+    assert "FixtureLookupError" in out and "no_such_fixture" in out  # what broke it, as `run` shows it (new-user trial)
     proc = cli("check", "git:main:oracle", "--repo", str(repo), "--rev", "main")
     assert "prop.half: fails" in proc.stdout, proc.stderr
 

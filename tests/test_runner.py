@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import py_compile
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -625,3 +626,29 @@ def test_a_committed_sourceless_pyc_never_runs_in_place_of_the_source(tmp_path, 
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
     assert "-1" in docs["runs.json"]["runs"]["prop.add"]["message"]  # add(1, 2) ran the source: 1 - 2
+
+
+def test_a_preexisting_failure_names_a_freeze_command_that_runs(tmp_path):
+    """A fresh example that fails on the candidate and on the base is a `preexisting_failure` notice
+    whose freeze proposal can be pasted as printed (new-user trial: it lacked `--pack`)."""
+    repo = make_project(tmp_path, {"test_add.py": """
+        from hypothesis import given, strategies as st
+        from calc import add
+        @given(st.integers(0, 100), st.integers(0, 100))
+        def test_add(a, b):
+            assert add(a, b) == a + b
+    """}, [{"id": "prop.add", "oracle": "properties/test_add.py", "kind": "property"}],
+        src={"src/calc.py": "def add(a, b):\n    return a + b + (1 if a > 50 else 0)\n"})
+    (repo / "README.md").write_text("the bug is not fixed here\n")
+    commit_all(repo, "candidate without the fix")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
+    notice = next(n for n in docs["verdicts.json"]["notices"] if "preexisting_failure" in n)
+    replay = shlex.split(notice.split("freeze it: ")[1].split(" && ")[0])
+    assert replay[:2] == ["verdict-gate", "replay"] and "--pack" in replay
+    sig = tmp_path / "base.sig.json"
+    args = replay[1:]  # replay and its options
+    args[args.index("--out") + 1] = str(sig)
+    proc = cli(*args, "--repo", str(repo))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(sig.read_text())["replays"][0]["prop_id"] == "prop.add"

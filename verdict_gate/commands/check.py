@@ -58,6 +58,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
     from verdict_gate import pack
     from verdict_gate.core.ledger import unfreezable
     from verdict_gate.core.signature import describe_failure
+    from verdict_gate.report.text import printable
     from verdict_gate.run import git
     from verdict_gate.run.execute import execute
     from verdict_gate.run.pipeline import scratch_dir
@@ -99,6 +100,8 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
         if r.status in ("timeout", "crash") or why:
             ok = False
             lines.append(f"{prop.id}: {r.status}, cannot be frozen: {why or r.message}")
+            if why and r.exc_type:  # what broke it (an import error, a missing fixture …), as `run` shows it
+                lines.append(f"    {r.exc_type}: {printable(str(r.message or ''))[:300]}")
             if r.output_tail:
                 lines += ["    " + line for line in r.output_tail.splitlines()[-5:]]
             continue

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -551,7 +552,8 @@ def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, pro
                 ev.notices.append(
                     f"{pid}: preexisting_failure: a fresh example (fresh seed {r.fresh_seed}) fails on the base "
                     f"revision {ev.base_revision[:12]} too: {shown}; the verdict is unchanged. Once reviewed, "
-                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} --only-id {pid} --out base.sig.json "
+                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} --pack {shlex.quote(p.source)} "
+                    f"--only-id {pid} --out base.sig.json "
                     f"&& verdict-gate freeze --base-sig base.sig.json --id {pid} --reason \"…\" "
                     f"--ledger {p.catalog.pack_root}/freeze_ledger.json")
             else:

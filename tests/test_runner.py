@@ -652,3 +652,19 @@ def test_a_preexisting_failure_names_a_freeze_command_that_runs(tmp_path):
     proc = cli(*args, "--repo", str(repo))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(sig.read_text())["replays"][0]["prop_id"] == "prop.add"
+
+
+def test_a_name_the_candidate_package_lacks_reads_as_python_says_it(tmp_path):
+    """`from pkg import missing` through the isolation boundary says what plain Python says ("cannot
+    import name"), not that a submodule `pkg.missing` is missing (new-user trial)."""
+    repo = make_project(tmp_path, {"test_clamp.py": """
+        from mathy import clamps as clamp
+        def test_clamp():
+            assert clamp(5, 0, 3) == 3
+    """}, [{"id": "prop.clamp", "oracle": "properties/test_clamp.py", "kind": "example"}],
+        src={"src/mathy/__init__.py": "def clamp(x, lo, hi):\n    return max(lo, min(hi, x))\n"})
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    assert reasons(docs) == {"prop.clamp": ("fail", "crashed")} and code == 1
+    run_record = docs["runs.json"]["runs"]["prop.clamp"]
+    assert "cannot import name 'clamps' from 'mathy'" in run_record["message"], run_record["message"]

@@ -804,7 +804,15 @@ class Finder(importlib.abc.MetaPathFinder):
                               "the candidate's module", name=fullname)
         if top not in self.names:
             return None
-        found = self.client.request({"op": "import", "mod": fullname})
+        try:
+            found = self.client.request({"op": "import", "mod": fullname})
+        except ModuleNotFoundError as exc:
+            # A submodule the candidate's package does not have: not found, as Python says it, so
+            # `from pkg import name` reports "cannot import name" (a proxy package has no search
+            # path, so no other finder can serve it). A top-level module stays an error here.
+            if "." in fullname and str(exc) == f"No module named {fullname!r}":
+                return None
+            raise
         spec = importlib.machinery.ModuleSpec(fullname, _Loader(self.client), origin="verdict-gate-worker",
                                               is_package=bool(found.get("pkg")))
         if found.get("pkg"):

@@ -5,8 +5,9 @@ Reproduce:  .venv/bin/python benchmarks/bench_suite.py [--sizes 10 200 2000] [--
 For each size N, benchmarks/gen_suite.py writes a repository with N one-file properties (a share
 of seeded Hypothesis properties at 50 examples, the rest plain examples); then, alternating, it
 times `verdict-gate run` (isolation `sandbox`, the default; once per `--jobs` value) and plain
-`python -m pytest -q -p no:cacheprovider oracle/properties` with `PYTHONPATH=src` in one process
-(and `pytest -n 2` when pytest-xdist is installed). Each figure is the median wall time of
+`python -m pytest -q -p no:cacheprovider oracle/properties` with `PYTHONPATH=src` in one process,
+with `PYTHONDONTWRITEBYTECODE=1` (as on a fresh checkout, pytest rewrites every test module each run),
+and `pytest -n 2` when pytest-xdist is installed. Each figure is the median wall time of
 `--repeat` runs (seconds, time.perf_counter around the whole process); the ratio is gate/pytest.
 The catalog sets `fresh_examples: 0` so both sides draw the same examples (fresh examples are
 extra draws plain pytest never makes; see docs/design.md §8.3).
@@ -62,7 +63,9 @@ def main() -> int:
             repo = _gen().generate(Path(tmp) / "suite", size, args.hypothesis_share, fresh_examples=0,
                                    isolation=args.isolation)
             plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "oracle/properties"]
-            env = {"PYTHONPATH": "src", "PYTHONHASHSEED": "0"}
+            # As on a fresh CI checkout: no bytecode of the test modules is kept between runs, so
+            # pytest rewrites them every run, as the gate does (its pack is a fresh copy each run).
+            env = {"PYTHONPATH": "src", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
             figures: dict[str, list[float]] = {"pytest": [], "xdist": []}
             for j in args.jobs:
                 figures[f"gate{j}"] = []

@@ -111,3 +111,19 @@ def test_the_dirs_of_a_gate_killed_mid_run_go_with_the_next_run(example_repo: Pa
     assert "of gates that were killed" in second.stderr
     assert not any(path.exists() for path in left)
     assert list(temp.iterdir()) == []
+
+
+def test_a_swept_work_dir_takes_its_pack_bytecode_from_the_shared_cache(tmp_path: Path, monkeypatch) -> None:
+    """What pytest compiled of a killed run's pack (its conftest.py) mirrors the dir in the cache."""
+    monkeypatch.setenv("VERDICT_GATE_CACHE", str(tmp_path / "cache"))
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    dead = _work_dir(parent, "verdict-gate-dead", _dead_owner())
+    alive = _work_dir(parent, "verdict-gate-alive", stale.owner_text())
+    mirrors = {d: tmp_path / "cache" / "pycache" / str(d).lstrip("/") / "pack" for d in (dead, alive)}
+    for mirror in mirrors.values():
+        mirror.mkdir(parents=True)
+        (mirror / "conftest.cpython-311-pytest.pyc").write_bytes(b"x")
+    pipeline.sweep([parent])
+    assert not dead.exists() and not mirrors[dead].exists()
+    assert alive.exists() and mirrors[alive].exists()

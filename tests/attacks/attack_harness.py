@@ -14,6 +14,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import py_compile
 import re
 import shutil
 import signal
@@ -319,7 +320,7 @@ class Arena:
 
     def apply(self, repo: Path, case: Path, meta: dict) -> None:
         """The patch: an overlay of bugs (``overlay:`` broken, the default, broken_prop or none), the kit
-        (``kit: true``), then the case's own files."""
+        (``kit: true``), the case's own files, then bytecode compiled from base files (``compile:``)."""
         overlay = OVERLAYS[meta.get("overlay", "broken")]
         if overlay is not None:
             self.write_tree(repo, overlay)
@@ -327,6 +328,11 @@ class Arena:
             data = (KIT / "vgkit.py").read_text()
             (repo / "src" / "calc" / "_vgkit.py").write_text(data)
         self.write_tree(repo, case)
+        for target, source in (meta.get("compile") or {}).items():
+            # Sourceless bytecode of a base project file, made by this interpreter: a .pyc kept in the
+            # corpus would only load under the Python version that wrote it.
+            (repo / target).parent.mkdir(parents=True, exist_ok=True)
+            py_compile.compile(str(BASE / source), cfile=str(repo / target), dfile=source, doraise=True)
         for rel in meta.get("delete", []):
             (repo / rel).unlink()
         commit_all(repo, meta.get("description", case.name))

@@ -62,16 +62,22 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
             stale.unmark(path)  # kept on purpose: no later gate may take it for a killed one's
             print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
         else:
-            pack.make_writable(path)
-            shutil.rmtree(path, ignore_errors=True)
-            # The shared bytecode cache mirrors source paths: what pytest compiled of the pack (its
-            # conftest.py) sits under this dir's mirror there, and no later run has this path.
-            shutil.rmtree(runner.shared_bytecode_cache() / os.path.abspath(path).lstrip(os.sep), ignore_errors=True)
+            stale.remove(path)
+            _drop_bytecode(path)
+
+
+def _drop_bytecode(work_dir: Path) -> None:
+    """The shared bytecode cache mirrors source paths: what pytest compiled of a pack (its conftest.py)
+    sits under the work dir's mirror there, and no later run has that path."""
+    shutil.rmtree(runner.shared_bytecode_cache() / os.path.abspath(work_dir).lstrip(os.sep), ignore_errors=True)
 
 
 def sweep(parents: list[Path]) -> None:
-    """Remove the work dirs killed gates left in ``parents`` (:func:`stale.sweep_once`), saying which."""
+    """Remove the work dirs killed gates left in ``parents`` (:func:`stale.sweep_once`), and their
+    bytecode, saying which."""
     gone = stale.sweep_once(parents)
+    for path in gone:
+        _drop_bytecode(path)
     if gone:
         print(f"verdict-gate: removed {len(gone)} work director{'y' if len(gone) == 1 else 'ies'} of gates that "
               f"were killed: {', '.join(str(g) for g in gone[:5])}{' …' if len(gone) > 5 else ''}", file=sys.stderr)

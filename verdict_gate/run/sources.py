@@ -35,10 +35,11 @@ class SourceFirst(machinery.FileFinder):
 
     def find_spec(self, fullname: str, target: types.ModuleType | None = None) -> machinery.ModuleSpec | None:
         spec = super().find_spec(fullname, target)
-        tail = fullname.rpartition(".")[2]
-        here = os.path.join(self.path, tail)
-        has_source = os.path.isfile(here + ".py") or os.path.isfile(os.path.join(here, "__init__.py"))
-        if spec is not None and isinstance(spec.loader, machinery.ExtensionFileLoader) and has_source:
+        if spec is not None and spec.origin is not None and not isinstance(spec.loader, machinery.ExtensionFileLoader):
+            return spec  # a source module or package: the common case, no extra look
+        here = os.path.join(self.path, fullname.rpartition(".")[2])
+        if spec is not None and spec.origin is not None and (
+                os.path.isfile(here + ".py") or os.path.isfile(os.path.join(here, "__init__.py"))):
             raise ImportError(f"verdict-gate: {spec.origin} is compiled code that would run in place of the "
                               f"source of {fullname!r}; remove it from the patch (the gate runs a module from "
                               "its source)", name=fullname)

@@ -102,7 +102,7 @@ def sweep(parent: Path) -> list[Path]:
             continue
         if owner is None or not is_stale(owner, namespace, _start_time(owner[0])):
             continue
-        _remove(Path(entry.path))
+        remove(Path(entry.path))
         if not os.path.lexists(entry.path):
             removed.append(Path(entry.path))
     return removed
@@ -119,6 +119,7 @@ def sweep_once(parents: Iterable[Path]) -> list[Path]:
     return removed
 
 
-def _remove(path: Path) -> None:
-    make_writable(path)  # a killed run may have left read-only directories (the pack's copies)
+def remove(path: Path) -> None:
+    """Remove a work directory, read-only pack copies included; never raises."""
+    make_writable(path)
     shutil.rmtree(path, ignore_errors=True)

@@ -3,9 +3,10 @@
 Loaded by the runner with ``-p verdict_gate_plugin`` in a subprocess whose plugin
 autoload is off. It deliberately imports nothing from the ``verdict_gate`` package: the
 oracle's properties may import the candidate's own ``verdict_gate`` package (verdict-gate
-gating itself), and that import must find the candidate's code, not ours. The results-stream
-records are written by ``verdict_gate/run/results.py`` (stdlib only), loaded by the file path
-the runner puts in the run spec (``results_module``), never by importing the package.
+gating itself), and that import must find the candidate's code, not ours. The gate's code that
+runs here (the results-stream records, the proxy of the candidate worker) is the boundary package
+``verdict_gate/boundary/`` (stdlib only), loaded by path from the directory the runner puts in the
+run spec (``boundary``) under a private name (its ``load.py``), never by importing the package.
 
 What it does when active:
 
@@ -24,9 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib.util
 import json
 import os
+import runpy
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,6 @@ from typing import Any
 import pytest
 
 _STATE_KEY = pytest.StashKey[dict[str, Any]]()
-_RUN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verdict_gate", "run")  # the standalone modules
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,8 +80,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # Candidate code runs in this process (catalog `isolation: none`). Its directories go after
         # the standard library, so a candidate module named like one (say `statistics.py`) cannot
         # replace what the oracle computes its expectations with.
-        _load_by_path("sources", isolation.get("modules") or _RUN_DIR).source_only(spec["python_path"])
-        at = _after_stdlib(sys.path)
+        sources = _boundary(spec, "sources")
+        sources.source_only(spec["python_path"])
+        at = sources.after_stdlib(sys.path)
         sys.path[at:at] = list(spec["python_path"])
     else:
         # Candidate code never runs here: its modules become proxies of a sandboxed worker.
@@ -90,7 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
             # for speed, not a fence.
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 os.sched_setaffinity(0, {int(isolation["cpu"])})
-        proxy = _load_by_path("proxy", isolation["modules"])
+        proxy = _boundary(spec, "proxy")
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
                               readonly=isolation.get("readonly", []), hidden=isolation.get("hidden", []),
                               limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
@@ -126,32 +127,11 @@ def pytest_configure(config: pytest.Config) -> None:
         pass
 
 
-def _load_by_path(name: str, directory: str) -> Any:
-    """One of the gate's standalone modules (``codec``, ``proxy`` …) by file path, under a private name:
-    importing the ``verdict_gate`` package here would shadow a candidate that is verdict-gate."""
-    key = f"_verdict_gate_{name}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, os.path.join(directory, f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
-
-
-def _after_stdlib(path: list[str]) -> int:
-    """Index just after the last standard-library entry of ``path`` (``sys.path``): the
-    directory of ``os``, its ``lib-dynload`` and a ``pythonXY.zip``; never a ``site-packages``
-    (in a virtualenv ``sysconfig``'s ``platstdlib`` is the venv's own lib dir, which holds it)."""
-    stdlib = os.path.realpath(os.path.dirname(os.__file__))
-    last = -1
-    for i, entry in enumerate(path):
-        real = os.path.realpath(entry or ".")
-        if "site-packages" in real or "dist-packages" in real:
-            continue
-        if real == stdlib or real.startswith(stdlib + os.sep) or real.endswith(".zip"):
-            last = i
-    return last + 1
+def _boundary(spec: dict[str, Any], name: str) -> Any:
+    """A module of the boundary package (``results``, ``proxy`` …), loaded by path from the spec's
+    ``boundary`` directory by that package's own loader, under a private name: importing the
+    ``verdict_gate`` package here would shadow a candidate that is verdict-gate."""
+    return runpy.run_path(os.path.join(spec["boundary"], "load.py"))["module"](name, spec["boundary"])
 
 
 MAX_TEXT = 16_384  # characters of a message or an example's repr kept: the evidence stays small
@@ -162,13 +142,9 @@ def _cap(text: str) -> str:
 
 
 def _results(state: dict[str, Any]) -> Any:
-    """The results-stream module (``verdict_gate/run/results.py``), loaded by path, once."""
+    """The results-stream module (``verdict_gate/boundary/results.py``), loaded by path, once."""
     if "results" not in state:
-        spec = importlib.util.spec_from_file_location("_verdict_gate_results", state["spec"]["results_module"])
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        state["results"] = module
+        state["results"] = _boundary(state["spec"], "results")
     return state["results"]
 
 

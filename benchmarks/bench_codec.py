@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verdict_gate.run import proxy, runner  # noqa: E402
+from verdict_gate.boundary import proxy  # noqa: E402
+from verdict_gate.run import runner  # noqa: E402
 
 
 def measure(call, calls: int) -> tuple[float, float]:

@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from verdict_gate.core.digest import digest_dir
-from verdict_gate.run.forks import fork_map, usable_cores
+from verdict_gate.host.forks import fork_map, usable_cores
+from verdict_gate.host.hashing import digest_dir
 
 
 def make_tree(root: Path, files: int, size: int) -> int:

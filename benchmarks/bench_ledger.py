@@ -20,12 +20,11 @@ from pathlib import Path
 
 import yaml
 
-from verdict_gate.core.catalog import parse_catalog
-from verdict_gate.core.ledger import parse_ledger
 from verdict_gate.core.records import RunRecord
 from verdict_gate.core.score import score
 from verdict_gate.core.signature import signature_of
 from verdict_gate.core.verdict import BaseSig
+from verdict_gate.host.files import parse_catalog, parse_ledger
 
 BASE = "b" * 40
 DIGEST = "d" * 64

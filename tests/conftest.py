@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from verdict_gate.core import validate
 from verdict_gate.demo import GIT_ENV, build_base, examples_dir
+from verdict_gate.host import schemas
 from verdict_gate.report.verdicts import SCHEMA_OF
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ def validate_evidence(out: Path) -> dict[str, object]:
         if not path.exists():
             continue
         doc = json.loads(path.read_text())
-        validate.check(schema, doc, str(path))
+        schemas.check(schema, doc, str(path))
         docs[name] = doc
     if "results.sarif" in docs and SHARED_SARIF.exists():
         import jsonschema

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from conftest import cli, commit_all, git, validate_evidence
-from verdict_gate.core.digest import scan, walk
+from verdict_gate.host.hashing import scan, walk
 from verdict_gate.pack.build import write_manifest
 from verdict_gate.run.freeze import freeze
 from verdict_gate.run.replay import replay_to_file

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from conftest import cli, commit_all, git
-from verdict_gate.core.catalog import parse_catalog
-from verdict_gate.core.digest import Entry, changed_since, scan
-from verdict_gate.run import checkout
-from verdict_gate.run import git as gitcmd
-from verdict_gate.run.fixtures import not_checked_out
+from verdict_gate.core.digest import Entry
+from verdict_gate.host import checkout
+from verdict_gate.host import git as gitcmd
+from verdict_gate.host.files import parse_catalog
+from verdict_gate.host.fixtures import not_checked_out
+from verdict_gate.host.hashing import changed_since, scan
 
 BASE = "version: 1\nseed: 1\npack_root: {root}\n{extra}properties:\n  - id: p.one\n    oracle: properties/test_one.py\n"
 

@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verdict_gate.core import diffsplit
-from verdict_gate.core.catalog import parse_catalog
-from verdict_gate.core.digest import build_manifest, compare_manifest, digest_dir, scan, walk
+from verdict_gate.core.digest import compare_manifest
 from verdict_gate.core.errors import GateError, VoidError
-from verdict_gate.core.ledger import parse_ledger
 from verdict_gate.core.signature import canonical_json, differing_parts, make_signature, normalize_message, signature_of
+from verdict_gate.host.files import parse_catalog, parse_ledger
+from verdict_gate.host.hashing import build_manifest, digest_dir, scan, walk
 
 # --- signature ---------------------------------------------------------------------------
 

@@ -17,9 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verdict_gate.core import digest
-from verdict_gate.core.digest import Normalizer, changed_since, digest_dir, scan, walk
+from verdict_gate.core.digest import Normalizer
 from verdict_gate.core.errors import GateError
-from verdict_gate.run.forks import fork_map
+from verdict_gate.host import hashing
+from verdict_gate.host.forks import fork_map
+from verdict_gate.host.hashing import changed_since, digest_dir, scan, walk
 
 
 def write(root: Path, files: dict[str, bytes]) -> None:
@@ -106,7 +108,7 @@ def test_normalizers_change_the_tree_hash_not_the_manifest(tmp_path):
 
 
 def test_a_normaliser_refuses_a_file_above_the_cap(tmp_path, monkeypatch):
-    monkeypatch.setattr(digest, "NORMALIZE_MAX", 1000)
+    monkeypatch.setattr(hashing, "NORMALIZE_MAX", 1000)
     write(tmp_path, {"big.txt": b"x" * 1001})
     rule = Normalizer(glob="*.txt", pattern="x", replacement="y")
     for fmt in ("tree-v2", "tree-v1"):
@@ -146,7 +148,7 @@ LOW = {"PARALLEL_MIN_FILES": 2, "PARALLEL_MIN_DIRS": 2, "PARALLEL_TASK_MIN": 1, 
 @pytest.fixture
 def low_thresholds(monkeypatch):
     for name, value in LOW.items():
-        monkeypatch.setattr(digest, name, value)
+        monkeypatch.setattr(hashing, name, value)
 
 
 def three_processes(tasks, work):  # type: ignore[no-untyped-def]
@@ -176,7 +178,7 @@ def mixed_tree(root: Path) -> None:
 
 
 def test_process_path_gives_the_serial_scan(tmp_path, low_thresholds, monkeypatch):
-    monkeypatch.setattr(digest, "CHUNK", 4096)  # the 10 KiB and 20 KiB files take the chunked read
+    monkeypatch.setattr(hashing, "CHUNK", 4096)  # the 10 KiB and 20 KiB files take the chunked read
     mixed_tree(tmp_path)
     rules = [Normalizer(glob="**/*.txt", pattern=r"\d{4}-\d\d-\d\d", replacement="<date>")]
     serial = digest_dir(tmp_path, rules)
@@ -221,7 +223,7 @@ def reference_tree_v2_normalised(root: Path, rule: Normalizer) -> str:
 
 def test_process_path_with_the_default_thresholds(tmp_path):
     """Above PARALLEL_MIN_FILES with many directories: the real thresholds take the process path."""
-    count = digest.PARALLEL_MIN_FILES + 200
+    count = hashing.PARALLEL_MIN_FILES + 200
     write(tmp_path, {f"d{i % 50:02d}/f{i:05d}": i.to_bytes(4, "big") for i in range(count)})
     forked = digest_dir(tmp_path, parallel=three_processes)
     assert as_tuple(forked) == as_tuple(digest_dir(tmp_path))
@@ -249,7 +251,7 @@ def test_process_path_raises_the_serial_error(tmp_path, low_thresholds, monkeypa
     assert "d5/pipe" in message(three_processes) and "not a regular file" in message(three_processes)
     (tmp_path / "d5" / "pipe").unlink()
     # read errors: a normaliser over its cap in two tasks (the first in order is named) ...
-    monkeypatch.setattr(digest, "NORMALIZE_MAX", 64)
+    monkeypatch.setattr(hashing, "NORMALIZE_MAX", 64)
     write(tmp_path, {"d1/huge.log": b"x" * 65, "d4/huge.log": b"y" * 65})
     rule = Normalizer(glob="**/*.log", pattern="x", replacement="y")
     with pytest.raises(GateError, match="narrow the normaliser's glob") as caught:
@@ -321,13 +323,12 @@ def test_fork_map_closed_early_leaves_no_child():
 
 def test_digest_command_output_and_start_up(tmp_path):
     """`verdict-gate digest` prints the serial scan's digest, and its start-up imports no pipeline."""
-    write(tmp_path, {f"d{i % 40:02d}/f{i}": b"%d" % i for i in range(digest.PARALLEL_MIN_FILES + 50)})
+    write(tmp_path, {f"d{i % 40:02d}/f{i}": b"%d" % i for i in range(hashing.PARALLEL_MIN_FILES + 50)})
     serial = digest_dir(tmp_path)
     probe = ("import sys; from verdict_gate.cli import main; code = main(['digest', sys.argv[1]]); "
              "print(sorted(m for m in sys.modules if m.startswith(('verdict_gate.run', 'verdict_gate.pack')))); "
              "sys.exit(code)")
     out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True)
-    # Only the fork helper of the run edge (standard library only), never the pipeline, runner or packs.
+    # The host's walk, hashing and fork helper only: never the pipeline, the runner or a pack source.
     assert out.stdout.splitlines() == [
-        f"tree-v2 {serial.digest}  {len(serial.files)} files  {serial.total_bytes} bytes",
-        "['verdict_gate.run', 'verdict_gate.run.forks']"]
+        f"tree-v2 {serial.digest}  {len(serial.files)} files  {serial.total_bytes} bytes", "[]"]

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.errors import GateError
-from verdict_gate.core.ledger import add_freeze, parse_ledger, unfreezable
+from verdict_gate.core.ledger import add_freeze, unfreezable
 from verdict_gate.core.records import run_record
 from verdict_gate.core.signature import make_signature, set_signature
 from verdict_gate.core.verdict import BaseSig, Example, FailureRef, Freeze, RunResult, decide
+from verdict_gate.host.files import parse_ledger
 
 BASE, OLD = "b" * 40, "a" * 40
 DIGEST, OTHER_DIGEST = "d" * 64, "e" * 64

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from verdict_gate.run import codec, proxy, sandbox
+from verdict_gate.boundary import codec, proxy, sandbox
 
 CANDIDATE = '''
 import collections, dataclasses, enum, os, sys

@@ -14,10 +14,10 @@ import yaml
 
 from conftest import ROOT
 from verdict_gate.core import catalog as catalog_mod
-from verdict_gate.core.catalog import parse_catalog
+from verdict_gate.core.catalog import CATALOG_MAX_BYTES
 from verdict_gate.core.errors import GateError, VoidError
-from verdict_gate.core.files import CATALOG_MAX_BYTES, read_utf8
-from verdict_gate.core.ledger import parse_date, parse_ledger
+from verdict_gate.core.ledger import parse_date
+from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
 from verdict_gate.report.writer import check_out_dir, check_out_file
 from verdict_gate.run.collected import check_collected
 

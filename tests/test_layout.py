@@ -1,17 +1,23 @@
-"""The layout keeps its promises (docs/design.md §10): an AST check of what each layer imports.
+"""The layout keeps its promises (docs/design.md §10): an AST check of what each room imports and calls.
 
-- ``verdict_gate/core/`` is pure: it imports nothing from ``verdict_gate`` outside ``core/`` and
-  never reads the environment, the clock or the network (nor starts processes).
-- ``verdict_gate/report/`` renders evidence: it never imports the pipeline (``run/``), the pack
-  loader (``pack/``) or the GitHub edge.
-- ``verdict_gate/run/results.py`` and ``verdict_gate_plugin.py`` are standalone: the plugin loads
-  the first by path and neither imports the ``verdict_gate`` package. Other standalone modules in
-  ``run/`` (the candidate worker, the codec) are loaded by path too and are not checked here.
+Rules, each a checker over source text (so a planted violation is checked in memory, never
+written into the tree):
+
+- ``core/`` only decides: no file I/O, environment, clock, network, threads, processes or
+  ``exec``, and nothing of ``verdict_gate`` outside ``core/``;
+- ``boundary/`` is loaded by path inside the pytest process and the worker: standard library
+  only, and nothing of ``verdict_gate`` outside itself (relative imports);
+- ``pack/`` and ``host/`` never import ``run/`` (nor the commands, the action or the CLI);
+- ``report/`` renders: it never imports ``run/``, ``pack/``, ``github/`` or the commands;
+- ``verdict_gate_plugin.py`` imports nothing of ``verdict_gate``;
+- no import circles among the package's modules (imports inside functions count too).
 """
 
 from __future__ import annotations
 
 import ast
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,26 +25,21 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "verdict_gate"
 
-# Modules an import of which means the environment, the clock, the network or a process.
-FORBIDDEN_MODULES = ("time", "socket", "subprocess", "requests", "urllib.request", "http.client", "urllib3",
-                     "ssl", "asyncio", "multiprocessing")
-# Attribute reads that mean the same, on any object: os.environ, os.getenv, datetime.now() …
-FORBIDDEN_ATTRIBUTES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv",
-                        "now", "today", "utcnow", "time_ns", "monotonic", "perf_counter"}
+# --- reading imports ---------------------------------------------------------------------------
 
 
-def _module_name(path: Path) -> str:
+def module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """``(line, module)`` for every import in ``path``, relative imports resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+def imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """``(line, imported module)`` for every import in ``source`` (of module ``module``), relative
+    imports resolved; ``from a import b`` yields ``a`` and ``a.b`` (``b`` may be a submodule)."""
+    package = module if is_package else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -51,70 +52,259 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def _core_problems(path: Path) -> list[str]:
-    rel = path.relative_to(ROOT)
+def _under(name: str, prefixes: Iterable[str]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+# --- the rules ---------------------------------------------------------------------------------
+
+# Modules whose import means the environment, the clock, files, the network, threads or a process.
+IMPURE_MODULES = ("time", "socket", "subprocess", "requests", "urllib.request", "http.client", "urllib3", "ssl",
+                  "asyncio", "multiprocessing", "threading", "_thread", "concurrent", "shutil", "tempfile", "glob",
+                  "importlib.resources", "io", "signal", "fcntl", "mmap", "select", "selectors", "sqlite3")
+# Attribute reads and calls that mean the same, on any object (os.environ, datetime.now(), Path.read_text …).
+IMPURE_ATTRIBUTES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv",
+                     "now", "today", "utcnow", "time_ns", "monotonic", "perf_counter",
+                     "read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "rglob", "scandir",
+                     "listdir", "mkdir", "makedirs", "unlink", "rmdir", "rename", "replace_file", "exists",
+                     "is_file", "is_dir", "is_symlink", "stat", "lstat", "fstat", "chmod", "touch", "walk",
+                     "getcwd", "cwd", "home", "expanduser", "resolve", "realpath", "system", "popen", "fork",
+                     "kill", "getpid"}
+IMPURE_BUILTINS = {"open", "exec", "eval", "compile", "input", "breakpoint", "__import__"}
+OS_PURE = {"PathLike", "fspath", "fsencode", "fsdecode", "sep"}  # the only names of `os` the core may use
+
+
+def core_problems(source: str, where: str, module: str = "verdict_gate.core.x") -> list[str]:
+    """Why ``source`` (a module of ``core/``) is not pure; ``[]`` when it is."""
     problems = []
-    for line, name in _imports(path):
-        if (name == "verdict_gate" or name.startswith("verdict_gate.")) and not (
-                name.startswith("verdict_gate.core.") or name == "verdict_gate.core"):
-            problems.append(f"{rel}:{line} imports {name}, outside verdict_gate/core/")
-        if any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES):
-            problems.append(f"{rel}:{line} imports {name} (the environment, clock, network or a process)")
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
-            problems.append(f"{rel}:{node.lineno} reads .{node.attr} (the environment or the clock)")
-        elif isinstance(node, ast.ImportFrom) and any(a.name in FORBIDDEN_ATTRIBUTES for a in node.names):
-            problems.append(f"{rel}:{node.lineno} imports {', '.join(a.name for a in node.names)} "
-                            "(the environment or the clock)")
+    for line, name in imports(source, module):
+        if _under(name, ["verdict_gate"]) and not _under(name, ["verdict_gate.core"]):
+            problems.append(f"{where}:{line} imports {name}, outside verdict_gate/core/")
+        if _under(name, IMPURE_MODULES):
+            problems.append(f"{where}:{line} imports {name} (files, the environment, clock, network, threads "
+                            "or a process)")
+        if name.startswith("os.") and name[3:] not in OS_PURE:
+            problems.append(f"{where}:{line} imports {name} from os")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in IMPURE_ATTRIBUTES:
+            problems.append(f"{where}:{node.lineno} uses .{node.attr} (files, the environment or the clock)")
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
+              and node.attr not in OS_PURE):
+            problems.append(f"{where}:{node.lineno} uses os.{node.attr}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in IMPURE_BUILTINS:
+            problems.append(f"{where}:{node.lineno} calls {node.func.id}()")
+        elif isinstance(node, ast.ImportFrom) and any(a.name in IMPURE_ATTRIBUTES for a in node.names):
+            problems.append(f"{where}:{node.lineno} imports {', '.join(a.name for a in node.names)} "
+                            "(files, the environment or the clock)")
     return problems
 
 
-CORE = sorted((PACKAGE / "core").glob("*.py"))
+def boundary_problems(source: str, where: str, module: str = "verdict_gate.boundary.x",
+                      is_package: bool = False) -> list[str]:
+    """Why ``source`` (a module of ``boundary/``) could not be loaded by path beside candidate code."""
+    problems = []
+    for line, name in imports(source, module, is_package):
+        root = name.split(".")[0]
+        if root == "verdict_gate" and not _under(name, ["verdict_gate.boundary"]):
+            problems.append(f"{where}:{line} imports {name}: the boundary imports nothing of verdict_gate")
+        elif root not in ("verdict_gate", "__future__") and root not in sys.stdlib_module_names:
+            problems.append(f"{where}:{line} imports {name}, which is not in the standard library")
+    return problems
 
 
-def test_core_exists() -> None:
-    names = {p.stem for p in CORE}
-    assert {"verdict", "signature", "digest", "diffsplit", "catalog", "ledger", "promotion", "score"} <= names
+def no_run_problems(source: str, where: str, module: str) -> list[str]:
+    """Why ``source`` (a module of ``pack/`` or ``host/``) reaches up into orchestration or the edges above."""
+    above = ("verdict_gate.run", "verdict_gate.commands", "verdict_gate.github", "verdict_gate.cli",
+             "verdict_gate.demo")
+    return [f"{where}:{line} imports {name}" for line, name in imports(source, module) if _under(name, above)]
 
 
-@pytest.mark.parametrize("path", CORE, ids=[p.name for p in CORE])
-def test_core_is_pure(path: Path) -> None:
-    problems = _core_problems(path)
+def report_problems(source: str, where: str, module: str) -> list[str]:
+    edges = ("verdict_gate.run", "verdict_gate.pack", "verdict_gate.github", "verdict_gate.commands",
+             "verdict_gate.cli", "verdict_gate.demo")
+    return [f"{where}:{line} imports {name}" for line, name in imports(source, module) if _under(name, edges)]
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle of ``graph`` (module → the package modules it imports), as the modules of each
+    strongly connected component of more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """module → the modules of ``sources`` it imports (``sources``: module → (text, is a package))."""
+    graph: dict[str, set[str]] = {}
+    for module, (text, is_package) in sources.items():
+        wanted = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = next(n for line, n in imports(ast.unparse(node), module, is_package))
+                # `from a import b` imports the module a.b where there is one, else names of a
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in sources else base for a in node.names]
+            else:
+                continue
+            for name in names:
+                while name and name not in sources:  # a name inside a module: the module
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    wanted.add(name)
+        graph[module] = wanted
+    return graph
+
+
+# --- the tree ----------------------------------------------------------------------------------
+
+
+def _files(room: str) -> list[Path]:
+    return sorted((PACKAGE / room).glob("*.py"))
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.relative_to(PACKAGE).as_posix() for p in paths]
+
+
+def _check(paths: list[Path], checker) -> list[str]:  # type: ignore[no-untyped-def]
+    problems = []
+    for path in paths:
+        problems += checker(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), module_name(path))
+    return problems
+
+
+def test_the_rooms_exist() -> None:
+    assert {p.stem for p in _files("core")} >= {"verdict", "signature", "digest", "diffsplit", "catalog", "ledger",
+                                                 "promotion", "score"}
+    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "proxy", "worker", "sandbox", "sources",
+                                                     "load"}
+    assert {p.stem for p in _files("host")} >= {"git", "checkout", "fixtures", "hashing", "forks", "workdir"}
+    assert {p.stem for p in _files("run")} >= {"pipeline", "replay", "runner", "execute", "merge"}
+
+
+@pytest.mark.parametrize("path", _files("core"), ids=_ids(_files("core")))
+def test_core_only_decides(path: Path) -> None:
+    problems = _check([path], core_problems)
     assert not problems, "the core must stay pure:\n" + "\n".join(problems)
 
 
-def test_the_check_can_fail(tmp_path: Path) -> None:
-    """The checker itself flags each kind of breach (so a green run means something)."""
-    bad = PACKAGE / "core" / "_layout_probe.py"
-    cases = ["from verdict_gate.run import git\n", "import os\nos.environ.get('X')\n",
-             "import datetime as dt\ndt.date.today()\n", "import requests\n", "from time import monotonic\n",
-             "from ..report import text\n", "import subprocess\n"]
-    try:
-        for source in cases:
-            bad.write_text(source, encoding="utf-8")
-            assert _core_problems(bad), source
-    finally:
-        bad.unlink(missing_ok=True)
+@pytest.mark.parametrize("path", _files("boundary"), ids=_ids(_files("boundary")))
+def test_boundary_is_standard_library_only(path: Path) -> None:
+    problems = boundary_problems(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), module_name(path),
+                                 path.name == "__init__.py")
+    assert not problems, "\n".join(problems)
 
 
-REPORT = sorted((PACKAGE / "report").glob("*.py"))
+@pytest.mark.parametrize("room", ["pack", "host"])
+def test_pack_and_host_never_import_run(room: str) -> None:
+    assert _check(_files(room), no_run_problems) == []
 
 
-@pytest.mark.parametrize("path", REPORT, ids=[p.name for p in REPORT])
-def test_report_never_imports_the_edges(path: Path) -> None:
-    edges = ("verdict_gate.run", "verdict_gate.pack", "verdict_gate.github", "verdict_gate.commands",
-             "verdict_gate.cli", "verdict_gate.demo")
-    bad = [f"{line}: {name}" for line, name in _imports(path) if any(name == e or name.startswith(e + ".")
-                                                                     for e in edges)]
-    assert bad == []
+def test_report_never_imports_the_edges() -> None:
+    assert _check(_files("report"), report_problems) == []
 
 
-@pytest.mark.parametrize("path", [PACKAGE / "run" / "results.py", ROOT / "verdict_gate_plugin.py"],
-                         ids=["results.py", "verdict_gate_plugin.py"])
-def test_standalone_modules_never_import_the_package(path: Path) -> None:
-    bad = [f"{line}: {name}" for line, name in _imports(path) if name.split(".")[0] == "verdict_gate"]
-    assert bad == []
+def test_the_plugin_imports_nothing_of_the_package() -> None:
+    source = (ROOT / "verdict_gate_plugin.py").read_text(encoding="utf-8")
+    assert [n for _, n in imports(source, "verdict_gate_plugin") if n.split(".")[0] == "verdict_gate"] == []
+
+
+def test_no_import_circles() -> None:
+    sources = {module_name(p): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
+               for p in sorted(PACKAGE.rglob("*.py"))}
+    assert circles(import_graph(sources)) == []
+
+
+# --- each rule fails on a planted violation ------------------------------------------------------
+
+PLANTED_IMPURE = [
+    "from verdict_gate.run import pipeline\n",  # a floor above
+    "from ..host import git\n",  # the same, relatively
+    "import os\nos.environ.get('X')\n",  # the environment
+    "import os\nx = os.getcwd()\n",
+    "import datetime as dt\ndt.date.today()\n",  # the clock
+    "from time import monotonic\n",
+    "import requests\n",  # the network
+    "import subprocess\n",  # a process
+    "import threading\n",  # threads
+    "from concurrent.futures import ThreadPoolExecutor\n",
+    "with open('x') as fh:\n    pass\n",  # file I/O
+    "from pathlib import Path\nPath('x').read_text()\n",
+    "import os\nos.scandir('.')\n",
+    "from os import listdir\n",
+    "from importlib import resources\n",  # package data
+    "exec('x = 1')\n",  # generated code
+]
+
+
+@pytest.mark.parametrize("source", PLANTED_IMPURE)
+def test_the_core_rule_fails_on_a_planted_violation(source: str) -> None:
+    assert core_problems(source, "core/_planted.py"), source
+
+
+def test_the_core_rule_passes_pure_code() -> None:
+    source = ("import hashlib\nimport os\nfrom verdict_gate.core.errors import GateError\n"
+              "def f(p: os.PathLike[str]) -> str:\n    return hashlib.sha256(os.fsencode(p)).hexdigest()\n")
+    assert core_problems(source, "core/_planted.py") == []
+
+
+@pytest.mark.parametrize("source", ["import verdict_gate.core.errors\n", "from verdict_gate.host import git\n",
+                                    "from ..core import signature\n", "import yaml\n", "import pytest\n",
+                                    "from hypothesis import given\n"])
+def test_the_boundary_rule_fails_on_a_planted_violation(source: str) -> None:
+    assert boundary_problems(source, "boundary/_planted.py"), source
+
+
+def test_the_boundary_rule_passes_relative_and_stdlib_imports() -> None:
+    assert boundary_problems("from . import codec\nimport ctypes\nimport json\n", "boundary/_planted.py") == []
+
+
+@pytest.mark.parametrize("source", ["from verdict_gate.run import runner\n", "from ..run.pipeline import run\n",
+                                    "import verdict_gate.commands.common\n"])
+def test_the_no_run_rule_fails_on_a_planted_violation(source: str) -> None:
+    assert no_run_problems(source, "host/_planted.py", "verdict_gate.host._planted"), source
+
+
+def test_the_report_rule_fails_on_a_planted_violation() -> None:
+    assert report_problems("from verdict_gate.pack import load\n", "report/_planted.py", "verdict_gate.report._p")
+
+
+def test_the_circle_rule_fails_on_a_planted_circle() -> None:
+    sources = {"verdict_gate.run.pipeline": ("from verdict_gate.run.replay import replay\n", False),
+               "verdict_gate.run.replay": ("def f():\n    from verdict_gate.run.pipeline import scratch_dir\n", False),
+               "verdict_gate.run.merge": ("from verdict_gate.run import pipeline\n", False)}
+    assert circles(import_graph(sources)) == [["verdict_gate.run.pipeline", "verdict_gate.run.replay"]]
+    del sources["verdict_gate.run.replay"]
+    assert circles(import_graph(sources)) == []
 
 
 def test_cli_only_parses_and_dispatches() -> None:
@@ -124,6 +314,8 @@ def test_cli_only_parses_and_dispatches() -> None:
     names = {m.__name__.rsplit(".", 1)[1] for m in COMMANDS}
     assert names >= {"run", "replay", "freeze", "digest", "manifest", "pack", "demo"}
     assert all(callable(m.add_parser) and callable(m.run) for m in COMMANDS)
-    allowed = ("verdict_gate", "verdict_gate.commands", "verdict_gate.core.errors", "verdict_gate.run.pipeline")
-    cli_imports = {name for _, name in _imports(PACKAGE / "cli.py") if name.split(".")[0] == "verdict_gate"}
-    assert all(any(n == a or n.startswith(a + ".") for a in allowed) for n in cli_imports), cli_imports
+    allowed = ("verdict_gate", "verdict_gate.commands", "verdict_gate.core.errors", "verdict_gate.host.signals")
+    cli = PACKAGE / "cli.py"
+    cli_imports = {name for _, name in imports(cli.read_text(encoding="utf-8"), "verdict_gate.cli")
+                   if name.split(".")[0] == "verdict_gate"}
+    assert all(_under(n, allowed) for n in cli_imports), cli_imports

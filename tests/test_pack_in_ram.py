@@ -1,5 +1,5 @@
 """The pack is extracted to a RAM file system (``/dev/shm``) when the run may use it
-(``pipeline.ram_parent``), and the sandboxed worker still sees none of it but its fixtures."""
+(``workdir.ram_parent``), and the sandboxed worker still sees none of it but its fixtures."""
 
 from __future__ import annotations
 
@@ -12,34 +12,34 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_all, git, validate_evidence
+from verdict_gate.host import workdir
 from verdict_gate.pack.build import write_manifest
 from verdict_gate.pack.extract import MAX_BYTES
-from verdict_gate.run import pipeline
 
 
 def _room() -> bool:
     try:
-        st = os.statvfs(pipeline.RAM_DIR)
+        st = os.statvfs(workdir.RAM_DIR)
     except OSError:
         return False
-    return st.f_bavail * st.f_frsize >= 2 * MAX_BYTES and os.access(pipeline.RAM_DIR, os.W_OK)
+    return st.f_bavail * st.f_frsize >= 2 * MAX_BYTES and os.access(workdir.RAM_DIR, os.W_OK)
 
 
 @pytest.mark.parametrize("temp_parent,env,want_ram", [
     (None, {}, True),
     ("given", {}, False),  # the caller named a temp dir
     (None, {"TMPDIR": "/somewhere"}, False),  # the user named one
-    (None, {pipeline.PACK_RAM_ENV: "0"}, False),  # switched off
+    (None, {workdir.PACK_RAM_ENV: "0"}, False),  # switched off
 ], ids=["default", "temp-parent", "tmpdir", "off"])
 def test_ram_parent(monkeypatch, tmp_path, temp_parent, env, want_ram):
     monkeypatch.delenv("TMPDIR", raising=False)
-    monkeypatch.delenv(pipeline.PACK_RAM_ENV, raising=False)
+    monkeypatch.delenv(workdir.PACK_RAM_ENV, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     if want_ram and not _room():
         pytest.skip("no RAM file system with room at /dev/shm")
-    got = pipeline.ram_parent(tmp_path if temp_parent else None)
-    assert got == (pipeline.RAM_DIR if want_ram else None)
+    got = workdir.ram_parent(tmp_path if temp_parent else None)
+    assert got == (workdir.RAM_DIR if want_ram else None)
 
 
 SPY = '''"""Candidate code that looks for the oracle's sources wherever a RAM or temp dir could hold them."""
@@ -81,7 +81,7 @@ def test_a_pack_in_ram_is_hidden_from_the_worker(example_repo, tmp_path):
     write_manifest(repo / "oracle")
     commit_all(repo, "a property the worker must not be able to read")
     git(repo, "checkout", "--quiet", "-B", "candidate")
-    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", pipeline.PACK_RAM_ENV)}
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", workdir.PACK_RAM_ENV)}
     env["VERDICT_GATE_KEEP_WORK"] = "1"  # to learn where the pack was, then remove it below
     proc = subprocess.run([sys.executable, "-m", "verdict_gate", "run", "--repo", str(repo), "--base", "main",
                            "--pack", "git:main:oracle", "--out", str(tmp_path / "out"), "--today", "2026-11-30"],
@@ -89,7 +89,7 @@ def test_a_pack_in_ram_is_hidden_from_the_worker(example_repo, tmp_path):
     kept = [line.split("kept work directory ", 1)[1].strip() for line in proc.stderr.splitlines()
             if "kept work directory " in line]
     try:
-        assert any(k.startswith(f"{pipeline.RAM_DIR}/") and (Path(k) / "pack" / "catalog.yaml").is_file()
+        assert any(k.startswith(f"{workdir.RAM_DIR}/") and (Path(k) / "pack" / "catalog.yaml").is_file()
                    for k in kept), proc.stderr
         docs = validate_evidence(tmp_path / "out")
         verdicts = docs["verdicts.json"]["verdicts"]

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verdict_gate.run import codec, proxy, runner
+from verdict_gate.boundary import codec, proxy
+from verdict_gate.run import runner
 
 
 def _frame(value: object) -> bytes:

@@ -236,7 +236,7 @@ def test_ten_thousand_fixture_files(tmp_path):
 def test_digest_memory_stays_flat(tmp_path):
     import tracemalloc
 
-    from verdict_gate.core.digest import digest_dir
+    from verdict_gate.host.hashing import digest_dir
 
     for i in range(2_000):
         (tmp_path / f"f{i:04d}").write_bytes(os.urandom(16_384))
@@ -394,7 +394,7 @@ def test_candidate_cannot_reject_the_examples_it_fails(tmp_path):
 def test_a_level_the_host_cannot_give_is_incomplete_never_lowered(tmp_path):
     """Without bubblewrap (and, as root, without a uid that can run the interpreter) the default
     level `sandbox` is unavailable: the property is isolation_unavailable, the outcome incomplete."""
-    from verdict_gate.run import sandbox
+    from verdict_gate.boundary import sandbox
 
     repo = make_project(tmp_path, {"test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n"},
                         [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from verdict_gate.run import sources
+from verdict_gate.boundary import sources
 
 EXT = machinery.EXTENSION_SUFFIXES[0]  # e.g. .cpython-311-x86_64-linux-gnu.so (never loaded here)
 

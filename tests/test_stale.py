@@ -1,4 +1,4 @@
-"""Work directories that killed gates left behind are removed by the next gate (verdict_gate.run.stale)."""
+"""Work directories that killed gates left behind are removed by the next gate (verdict_gate.host.workdir)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from verdict_gate.run import pipeline, stale
+from verdict_gate.host import workdir
 
 
 def _dead_owner() -> str:
     """The mark a process that has exited would have left."""
-    code = "from verdict_gate.run import stale; print(stale.owner_text(), end='')"
+    code = "from verdict_gate.host import workdir; print(workdir.owner_text(), end='')"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parent.parent)
     return proc.stdout
@@ -27,7 +27,7 @@ def _work_dir(parent: Path, name: str, owner: str | None, read_only: bool = Fals
     (path / "pack" / "properties").mkdir(parents=True)
     (path / "pack" / "properties" / "test_x.py").write_text("def test_x():\n    pass\n")
     if owner is not None:
-        (path / stale.MARK).write_text(owner)
+        (path / workdir.MARK).write_text(owner)
     if read_only:
         os.chmod(path / "pack" / "properties", 0o555)
         os.chmod(path / "pack", 0o555)
@@ -46,7 +46,7 @@ def _work_dir(parent: Path, name: str, owner: str | None, read_only: bool = Fals
     ],
 )
 def test_parse_mark(text: str, expected: object) -> None:
-    assert stale.parse_mark(text) == expected
+    assert workdir.parse_mark(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -59,32 +59,32 @@ def test_parse_mark(text: str, expected: object) -> None:
     ],
 )
 def test_is_stale(namespace: str, start_time: str | None, expected: bool) -> None:
-    assert stale.is_stale((42, "100", "ns"), namespace, start_time) is expected
+    assert workdir.is_stale((42, "100", "ns"), namespace, start_time) is expected
 
 
 def test_sweep_removes_only_the_dirs_of_gone_owners(tmp_path: Path) -> None:
     dead = _work_dir(tmp_path, "verdict-gate-dead", _dead_owner(), read_only=True)
-    alive = _work_dir(tmp_path, "verdict-gate-alive", stale.owner_text())
+    alive = _work_dir(tmp_path, "verdict-gate-alive", workdir.owner_text())
     unmarked = _work_dir(tmp_path, "verdict-gate-kept", None)
     foreign_ns = _work_dir(tmp_path, "verdict-gate-other-ns", _dead_owner().rsplit(" ", 1)[0] + " 1\n")
     other_name = _work_dir(tmp_path, "not-ours", _dead_owner())
     target = _work_dir(tmp_path, "target", _dead_owner())
     (tmp_path / "verdict-gate-link").symlink_to(target)
-    assert stale.sweep(tmp_path) == [dead]
+    assert workdir.sweep_parent(tmp_path) == [dead]
     assert not dead.exists()
     for kept in (alive, unmarked, foreign_ns, other_name, target, tmp_path / "verdict-gate-link"):
         assert kept.exists() or kept.is_symlink(), kept
-    assert stale.sweep(tmp_path / "missing") == []
+    assert workdir.sweep_parent(tmp_path / "missing") == []
 
 
 def test_a_kept_work_directory_is_unmarked_and_survives_the_next_gate(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("VERDICT_GATE_KEEP_WORK", "1")
-    with pipeline.scratch_dir(tmp_path) as kept:
-        assert stale.parse_mark((kept / stale.MARK).read_text()) is not None
-    assert kept.is_dir() and not (kept / stale.MARK).exists()
+    with workdir.scratch_dir(tmp_path) as kept:
+        assert workdir.parse_mark((kept / workdir.MARK).read_text()) is not None
+    assert kept.is_dir() and not (kept / workdir.MARK).exists()
     monkeypatch.delenv("VERDICT_GATE_KEEP_WORK")
-    stale._swept.discard(os.path.realpath(tmp_path))
-    with pipeline.scratch_dir(tmp_path) as fresh:
+    workdir._swept.discard(os.path.realpath(tmp_path))
+    with workdir.scratch_dir(tmp_path) as fresh:
         assert fresh.is_dir()
     assert kept.is_dir() and not fresh.exists()
 
@@ -119,11 +119,11 @@ def test_a_swept_work_dir_takes_its_pack_bytecode_from_the_shared_cache(tmp_path
     parent = tmp_path / "tmp"
     parent.mkdir()
     dead = _work_dir(parent, "verdict-gate-dead", _dead_owner())
-    alive = _work_dir(parent, "verdict-gate-alive", stale.owner_text())
+    alive = _work_dir(parent, "verdict-gate-alive", workdir.owner_text())
     mirrors = {d: tmp_path / "cache" / "pycache" / str(d).lstrip("/") / "pack" for d in (dead, alive)}
     for mirror in mirrors.values():
         mirror.mkdir(parents=True)
         (mirror / "conftest.cpython-311-pytest.pyc").write_bytes(b"x")
-    pipeline.sweep([parent])
+    workdir.sweep([parent])
     assert not dead.exists() and not mirrors[dead].exists()
     assert alive.exists() and mirrors[alive].exists()

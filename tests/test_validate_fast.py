@@ -17,9 +17,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verdict_gate.core import validate
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.signature import signature_of
+from verdict_gate.host import schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 HEX64 = "0123456789abcdef" * 4
@@ -86,8 +86,8 @@ def _mutate(doc: Any, path: tuple[Any, ...], action: str, value: Any) -> Any:
 @pytest.mark.parametrize("name", sorted(SEEDS))
 def test_every_seed_is_valid_both_ways(name):
     for doc in SEEDS[name]:
-        assert validate.validator(name).is_valid(doc)
-        check = validate.fast_validator(name)
+        assert schemas.validator(name).is_valid(doc)
+        check = schemas.fast_validator(name)
         assert check is not None and check(doc)
 
 
@@ -100,19 +100,19 @@ def test_fast_path_agrees_with_jsonschema(name, data):
         path = data.draw(st.sampled_from(_paths(doc)))
         action = data.draw(st.sampled_from(["set", "delete", "add", "dup"] if path else ["set"]))
         doc = _mutate(doc, path, action, data.draw(st.sampled_from(ODD)))
-    check = validate.fast_validator(name)
+    check = schemas.fast_validator(name)
     assert check is not None
-    assert check(doc) == validate.validator(name).is_valid(doc), doc
+    assert check(doc) == schemas.validator(name).is_valid(doc), doc
 
 
 def test_an_invalid_document_keeps_jsonschemas_message():
     doc = {"version": 1, "freezes": [_freeze(0)]}
     doc["freezes"][0]["reason"] = " "
     with pytest.raises(GateError) as err:
-        validate.check("freeze_ledger", doc, "oracle/freeze_ledger.json")
+        schemas.check("freeze_ledger", doc, "oracle/freeze_ledger.json")
     assert "oracle/freeze_ledger.json $.freezes[0].reason" in str(err.value)
     assert "must be human-written, non-empty" in str(err.value)
 
 
 def test_schemas_of_another_draft_use_jsonschema_only():
-    assert validate.fast_validator("sarif-2.1.0") is None
+    assert schemas.fast_validator("sarif-2.1.0") is None

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 
 from verdict_gate import __version__
 from verdict_gate.commands import COMMANDS
-from verdict_gate.commands.common import EPILOG, RAW, interrupt_on_sigterm
+from verdict_gate.commands.common import EPILOG, RAW
 from verdict_gate.core.errors import EXIT_INTERRUPTED, EXIT_USAGE, GateError
+from verdict_gate.host.signals import interrupt_on_sigterm
 
 
 def build_parser() -> argparse.ArgumentParser:

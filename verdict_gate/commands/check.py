@@ -58,10 +58,10 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
     from verdict_gate import pack
     from verdict_gate.core.ledger import unfreezable
     from verdict_gate.core.signature import describe_failure
+    from verdict_gate.host import git
+    from verdict_gate.host.workdir import scratch_dir
     from verdict_gate.report.text import printable
-    from verdict_gate.run import git
     from verdict_gate.run.execute import execute
-    from verdict_gate.run.pipeline import scratch_dir
 
     repo = git.toplevel(repo)
     commit = git.resolve(repo, rev or "HEAD", "--rev")

@@ -1,4 +1,5 @@
-"""What several commands share: the progress printer, the help texts and the pack source options."""
+"""What several commands share: the progress printer, the help texts, the pack source options and the
+options of a command that decides."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ RAW = argparse.RawDescriptionHelpFormatter
 
 def progress(message: str) -> None:
     """One progress line on stderr (stdout carries the results)."""
-    print(f"verdict-gate: {message}", file=sys.stderr, flush=True)
+    from verdict_gate.report.publish import printer
+
+    printer(sys.stderr)(message)
 
 
 def add_pack_options(parser: argparse.ArgumentParser) -> None:
@@ -43,20 +46,6 @@ def pack_options(args: argparse.Namespace) -> PackOptions:
                        branch=args.pack_branch or None, repository=args.pack_repository or None)
 
 
-def interrupt_on_sigterm() -> None:
-    """SIGTERM (a cancelled CI job) unwinds like Ctrl-C: worktrees, temp dirs and the property
-    process group are cleaned up by the same ``finally`` blocks. Main thread only. Used by the CLI and
-    the action; here, not in the pipeline, so that commands needing no pipeline do not import it."""
-    import signal
-    import threading
-
-    def _raise(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise)
-
-
 def add_decision_options(cmd: argparse.ArgumentParser) -> None:
     """``--out``, ``--policy``, ``--today``, ``--sarif-category``: the options of a command that decides
     (``run``, ``merge``)."""
@@ -70,23 +59,16 @@ def add_decision_options(cmd: argparse.ArgumentParser) -> None:
 
 
 def write_decision(ev: Any, args: argparse.Namespace) -> int:
-    """Write the evidence of a decided run into ``--out`` once, print the verdict table (or, with
-    ``--format json``, one JSON document) and return the outcome's exit code."""
+    """Publish a finished run into ``--out`` (:func:`verdict_gate.report.publish.publish`) and return its
+    exit code: the outcome's, or for a shard 0 once written (the merge decides) and the void code when void."""
     from pathlib import Path
 
     from verdict_gate.core.errors import EXIT_CODES
-    from verdict_gate.report import render_all
-    from verdict_gate.report.writer import write_files
+    from verdict_gate.report.publish import publish
 
-    write_files(Path(args.out), render_all(ev, args.sarif_category))
-    if getattr(args, "format", "text") == "json":
-        from verdict_gate.report.jsonout import dumps, run_document
-
-        sys.stdout.write(dumps(run_document(ev, str(args.out))))
-    else:
-        from verdict_gate.report.terminal import terminal_table
-
-        sys.stdout.write(terminal_table(ev))
-    print(f"evidence: {args.out}", file=sys.stderr)
+    publish(ev, Path(args.out), stdout=sys.stdout, log=sys.stderr, sarif_category=args.sarif_category,
+            format=getattr(args, "format", "text"))
+    if ev.shard is not None:
+        return EXIT_CODES["void"] if ev.outcome == "void" else 0
     assert ev.outcome is not None
     return EXIT_CODES[ev.outcome]

@@ -1,6 +1,6 @@
 """``verdict-gate digest DIR``: print the ``tree-v2`` (or ``--format tree-v1``) digest of a directory.
 
-The command hands the core :func:`verdict_gate.run.forks.fork_map`: contiguous runs of the sorted
+The command hands the core :func:`verdict_gate.host.forks.fork_map`: contiguous runs of the sorted
 entries are walked and hashed by forked copies of this process, one per usable core.
 """
 
@@ -22,9 +22,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verdict_gate.core.digest import digest_dir
     from verdict_gate.core.errors import EXIT_PROMOTED
-    from verdict_gate.run.forks import fork_map
+    from verdict_gate.host.forks import fork_map
+    from verdict_gate.host.hashing import digest_dir
 
     result = digest_dir(Path(args.dir), format=args.format, parallel=fork_map)
     print(f"{result.format} {result.digest}  {len(result.files)} files  {result.total_bytes} bytes")

@@ -35,8 +35,8 @@ def render(host: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verdict_gate.boundary import sandbox
     from verdict_gate.core.errors import EXIT_INCOMPLETE, EXIT_PROMOTED
-    from verdict_gate.run import sandbox
 
     host = sandbox.describe_host()
     sys.stdout.write(json.dumps(host, indent=2, sort_keys=True) + "\n" if args.format == "json" else render(host))

@@ -20,12 +20,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verdict_gate.core import validate
     from verdict_gate.core.catalog import CATALOG_NAME
-    from verdict_gate.core.digest import MANIFEST_NAME, build_manifest, compare_manifest
+    from verdict_gate.core.digest import MANIFEST_NAME, compare_manifest
     from verdict_gate.core.errors import EXIT_BLOCKED, EXIT_PROMOTED, GateError
-    from verdict_gate.core.files import read_utf8
     from verdict_gate.core.ledger import parse_json
+    from verdict_gate.host import schemas
+    from verdict_gate.host.files import read_utf8
+    from verdict_gate.host.hashing import build_manifest
     from verdict_gate.pack.build import write_manifest
 
     pack_dir = Path(args.packdir)
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     actual = build_manifest(pack_dir)
     expected = parse_json(read_utf8(path, "manifest", f"recreate it: verdict-gate manifest write {pack_dir}"),
                           "manifest", str(path))
-    validate.check("manifest", expected, str(path))
+    schemas.check("manifest", expected, str(path))
     diff = compare_manifest(expected, actual)
     if diff.ok:
         print(f"manifest ok: {len(actual)} files match {path}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,29 +69,4 @@ def run(args: argparse.Namespace) -> int:
                             "VERDICT_GATE_RUN_ID=$(git rev-parse HEAD)-1 (GitHub Actions sets GITHUB_RUN_ID)")
     ev = pipeline.run(Path(args.repo), args.base, args.pack, policy=args.policy, today=pipeline.today(args.today),
                       progress=progress, pack_options=pack_options(args), jobs=args.jobs, shard=spec)
-    if spec is not None:
-        return _write_shard(ev, spec, Path(args.out), args)
     return write_decision(ev, args)
-
-
-def _write_shard(ev: Any, spec: Any, out: Path, args: argparse.Namespace) -> int:
-    """A shard's partial evidence: exit 0 once written (the merge decides), the void exit code when void."""
-    from verdict_gate.core.errors import EXIT_CODES
-    from verdict_gate.report import render_shard
-    from verdict_gate.report.writer import write_files
-
-    write_files(out, render_shard(ev))
-    ran = len(ev.shard["properties"])
-    if getattr(args, "format", "text") == "json":
-        import json
-
-        sys.stdout.write(json.dumps({"shard": str(spec), "outcome": ev.outcome, "properties": ran,
-                                     "void_reason": ev.void_reason or None, "evidence_dir": str(out)},
-                                    sort_keys=True) + "\n")
-    elif ev.outcome == "void":
-        sys.stdout.write(f"shard {spec}: void: {ev.void_reason}\n")
-    else:
-        sys.stdout.write(f"shard {spec}: {ran} propert{'y' if ran == 1 else 'ies'} run; "
-                         "`verdict-gate merge` decides from every shard's directory\n")
-    print(f"evidence: {out}", file=sys.stderr)
-    return EXIT_CODES["void"] if ev.outcome == "void" else 0

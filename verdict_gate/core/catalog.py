@@ -1,6 +1,8 @@
 """``catalog.yaml``: the reviewed properties, the claimed set and the diff buckets (docs/design.md, "The catalog").
 
-:func:`parse_catalog` is pure (text in, :class:`Catalog` out); reading the file is the caller's.
+:func:`parse_yaml` (text in, data out) and :func:`catalog_from` (schema-valid data in, :class:`Catalog`
+out) are pure; reading the file and checking it against its schema is the edge's
+(:func:`verdict_gate.host.files.parse_catalog`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ from typing import Any
 
 import yaml
 
-from verdict_gate.core import validate
 from verdict_gate.core.digest import Normalizer
 from verdict_gate.core.errors import GateError, VoidError
-from verdict_gate.core.files import CATALOG_MAX_BYTES
 
 CATALOG_NAME = "catalog.yaml"
 LEDGER_NAME = "freeze_ledger.json"
 DEFAULT_TIMEOUT_S = 120.0
+CATALOG_MAX_BYTES = 1024 * 1024  # refused before it is parsed: a catalog lists properties, never data
 
 
 @dataclass(frozen=True)
@@ -164,21 +165,19 @@ def non_finite(data: Any, path: str = "$") -> str | None:
     return None
 
 
-def parse_catalog(text: str, source: str, *, void: bool = False) -> Catalog:
-    """Parse and validate ``catalog.yaml`` text.
+def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
+    """The :class:`Catalog` of a parsed ``catalog.yaml`` that its schema accepted.
 
     Args:
-        text: the file's contents.
+        data: the document (:func:`parse_yaml`), valid against ``schemas/catalog.schema.json``.
         source: where it was read (a path or ``git:REV:PATH``), used in messages.
         void: errors are :class:`VoidError` (exit 3, the pack is untrustworthy) instead of
             :class:`GateError` (exit 2).
     Raises:
-        GateError | VoidError: on YAML syntax, schema violations (with the JSON path), duplicate
-            ids, claimed ids missing from the properties, or unsafe paths.
+        GateError | VoidError: duplicate ids, claimed ids missing from the properties, unsafe
+            paths or a normaliser that is not a regular expression.
     """
     error = VoidError if void else GateError
-    data = parse_yaml(text, source, void=void)
-    validate.check("catalog", data, source, void=void)
     seed = data.get("seed", 0)
     _safe_relative(data.get("pack_root", "oracle"), "$.pack_root", source, error)
     # One spelling for one directory: `./oracle`, `oracle/` and `oracle` build the same buckets.

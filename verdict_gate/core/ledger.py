@@ -10,15 +10,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from verdict_gate.core import validate
 from verdict_gate.core.digest import FORMAT
 from verdict_gate.core.errors import GateError, VoidError
-from verdict_gate.core.files import LEDGER_MAX_BYTES
 from verdict_gate.core.signature import set_signature, signature_of
 from verdict_gate.core.verdict import FailureRef, Freeze
 
 # A pack without a ledger has no freezes yet (a new oracle): nothing can be forgiven.
 EMPTY_LEDGER = '{"version": 1, "freezes": []}'
+LEDGER_MAX_BYTES = 32 * 1024 * 1024  # refused before it is parsed: 10,000 freezes are about 10 MB
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # fullmatch: YYYY-MM-DD and nothing else
 
 
@@ -89,26 +88,33 @@ def _date(value: str, where: str, error: type[GateError]) -> dt.date:
     return parse_date(value, "freeze ledger", where, error)
 
 
-def parse_ledger(text: str, source: str, *, known_ids: Iterable[str] | None = None, void: bool = False) -> Ledger:
-    """Parse and validate ledger text.
+def check_size(text: str, source: str, *, void: bool = False) -> None:
+    """Refuse a ledger text over :data:`LEDGER_MAX_BYTES` before it is parsed.
+
+    Raises:
+        GateError | VoidError: it is larger.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > LEDGER_MAX_BYTES:
+        raise (VoidError if void else GateError)(
+            "freeze ledger", source, f"is {size:,} bytes, over the {LEDGER_MAX_BYTES:,}-byte limit",
+            "remove expired and stale freezes (a ledger of 10,000 freezes is about 10 MB)")
+
+
+def ledger_from(data: Any, source: str, *, known_ids: Iterable[str] | None = None, void: bool = False) -> Ledger:
+    """The :class:`Ledger` of a parsed ``freeze_ledger.json`` that its schema accepted (reading and
+    checking it is the edge's: :func:`verdict_gate.host.files.parse_ledger`).
 
     Args:
-        text: the file's contents (JSON).
+        data: the document (:func:`parse_json`), valid against ``schemas/freeze_ledger.schema.json``.
         source: where it was read, for messages.
         known_ids: catalog ids; a freeze for another id is an error (it could never apply).
         void: raise :class:`VoidError` (exit 3) instead of :class:`GateError` (exit 2).
     Raises:
-        GateError | VoidError: on JSON syntax, schema violations, impossible dates, a
-            ``signature`` that is not the hash of its ``signature_parts``, or a parts
-            ``prop_id`` that differs from the record's.
+        GateError | VoidError: impossible dates, a ``signature`` that is not the hash of its
+            ``signature_parts``, or a parts ``prop_id`` that differs from the record's.
     """
     error = VoidError if void else GateError
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > LEDGER_MAX_BYTES:
-        raise error("freeze ledger", source, f"is {size:,} bytes, over the {LEDGER_MAX_BYTES:,}-byte limit",
-                    "remove expired and stale freezes (a ledger of 10,000 freezes is about 10 MB)")
-    data = parse_json(text, "freeze ledger", source, void=void)
-    validate.check("freeze_ledger", data, source, void=void)
     known = set(known_ids) if known_ids is not None else None
     freezes = []
     identities: dict[tuple[str, str, str], int] = {}
@@ -187,13 +193,13 @@ def unfreezable(replay: Mapping[str, Any]) -> str:
 
 def add_freeze(text: str, source: str, replay: Mapping[str, Any], *, reason: str, first_seen: str,
                expires_on: str | None = None) -> str:
-    """The ledger ``text`` with a freeze of one base replay (a ``base.sig.json`` entry) appended.
+    """The ledger ``text`` (one its schema accepted) with a freeze of one base replay (a ``base.sig.json``
+    entry) appended; the caller checks the result against the schema too.
 
     Raises:
-        GateError: ``text`` is not a valid ledger, it already freezes this failure, the new
-            record is invalid (empty reason, impossible date), or it expires before it was first seen.
+        GateError: it already freezes this failure, the new record is invalid (empty reason,
+            impossible date), or it expires before it was first seen.
     """
-    parse_ledger(text, source)
     why = unfreezable(replay)
     if why:
         raise GateError("base.sig.json", f"the replay of {replay['prop_id']!r}", f"cannot be frozen: {why}",
@@ -215,7 +221,7 @@ def add_freeze(text: str, source: str, replay: Mapping[str, Any], *, reason: str
         record["expires_on"] = expires_on
     doc["freezes"].append(record)
     new_text = ledger_text(doc)
-    parse_ledger(new_text, source)  # the result must load: reason non-empty, dates real
+    ledger_from(json.loads(new_text), source)  # the result must load: reason non-empty, dates real
     if expires_on and expires_on < first_seen:
         raise GateError("--expires-on", expires_on, f"is before --first-seen {first_seen}",
                         "give an expiry date after the day the failure was first seen")

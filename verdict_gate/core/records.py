@@ -1,6 +1,6 @@
 """Typed evidence records: ``runs.json`` entries and ``base.sig.json`` replays (docs/design.md, "Files"). Pure.
 
-The runner hands over the plugin's raw results-stream record (:mod:`verdict_gate.run.results`);
+The runner hands over the plugin's raw results-stream record (:mod:`verdict_gate.boundary.results`);
 :func:`run_record` turns it into a :class:`RunRecord` with its failure signature, once. The
 scoring and every renderer read these objects, never the raw dicts; ``to_json`` gives the
 documents the schemas in ``schemas/`` describe.

@@ -25,6 +25,7 @@ environment and reaches git only as an ``http.<server>/.extraheader`` set throug
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sys
@@ -155,7 +156,7 @@ def _scrub(text: str, token: str) -> str:
 
 
 def _git_ok(repo: Path, *args: str) -> tuple[bool, str]:
-    from verdict_gate.run import git
+    from verdict_gate.host import git
 
     proc = git.git(repo, *args, check=False)
     return proc.returncode == 0, (proc.stdout if proc.returncode == 0 else proc.stderr).decode(errors="replace").strip()
@@ -185,7 +186,7 @@ def prepare_history(repo: Path, choice: BaseChoice, fetch_history: bool, log: Te
             merge base of the base and HEAD, with the exact fix (``fetch-depth: 0``).
     """
     from verdict_gate.core.errors import GateError
-    from verdict_gate.run import git
+    from verdict_gate.host import git
 
     shallow = git.is_shallow(repo)
     has_origin = _git_ok(repo, "remote", "get-url", "origin")[0]
@@ -413,16 +414,13 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
     Raises:
         GateError: a usage or configuration error (exit 2) before anything was scored.
     """
-    from verdict_gate.commands.common import interrupt_on_sigterm
     from verdict_gate.github import workflow as gh
-    from verdict_gate.report import render_all
-    from verdict_gate.report.sarif import sarif
-    from verdict_gate.report.terminal import terminal_table
-    from verdict_gate.report.writer import check_out_dir, clear_stale, write_files
+    from verdict_gate.host.signals import interrupt_on_sigterm
+    from verdict_gate.report.publish import printer, publish
+    from verdict_gate.report.writer import check_out_dir, clear_stale
     from verdict_gate.run import pipeline
 
-    def progress(message: str) -> None:
-        print(f"verdict-gate: {message}", file=stdout, flush=True)
+    progress = printer(stdout)
 
     token = gh.stop_commands_token()
     _emit(stdout, [f"::stop-commands::{token}"])
@@ -440,21 +438,11 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
             else:
                 ev = pipeline.run(settings.repo, base, pack, policy=settings.policy or None, today=pipeline.today(),
                                   progress=progress, pack_options=pack_options(settings), shard=shard_spec(settings))
-            if ev.shard is not None:
-                from verdict_gate.report import render_shard
-
-                files = render_shard(ev)
-                write_files(out_dir, files)
-                print(f"evidence: {out_dir}", file=stdout)
-                return ev, files, {}
-            files = render_all(ev, settings.sarif_category)
-            write_files(out_dir, files)
-            stdout.write(terminal_table(ev))
-            print(f"evidence: {out_dir}", file=stdout)
+            files = publish(ev, out_dir, stdout=stdout, log=stdout, sarif_category=settings.sarif_category)
     finally:
         stdout.flush()
         _emit(stdout, [f"::{token}::"])
-    return ev, files, sarif(ev, settings.sarif_category)
+    return ev, files, json.loads(files["results.sarif"]) if ev.shard is None else {}
 
 
 def shard_spec(settings: Settings) -> Any:

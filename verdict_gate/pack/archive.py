@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from verdict_gate.core.digest import sha256_file
 from verdict_gate.core.errors import VoidError
+from verdict_gate.host.hashing import sha256_file
 from verdict_gate.pack.extract import safe_extract
 from verdict_gate.pack.source import Context
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from verdict_gate.core.digest import sha256_file
 from verdict_gate.core.errors import GateError
+from verdict_gate.host.hashing import sha256_file
 from verdict_gate.pack import http
 from verdict_gate.pack.extract import discard, safe_extract
 from verdict_gate.pack.source import ARCHIVE_SUFFIXES, Context

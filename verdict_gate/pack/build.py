@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verdict_gate import pack
-from verdict_gate.core import validate
-from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME, parse_catalog
-from verdict_gate.core.digest import MANIFEST_NAME, build_manifest, compare_manifest, manifest_text, sha256_file, walk
+from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME
+from verdict_gate.core.digest import MANIFEST_NAME, compare_manifest, manifest_text
 from verdict_gate.core.errors import GateError
-from verdict_gate.core.files import read_utf8
-from verdict_gate.core.ledger import parse_json, parse_ledger
+from verdict_gate.core.ledger import parse_json
+from verdict_gate.host import schemas
+from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
+from verdict_gate.host.hashing import build_manifest, sha256_file, walk
 
 MTIME = 0  # seconds since the epoch, for every member and the gzip header
 MODE = 0o644
@@ -92,7 +93,7 @@ def write_manifest(src: Path) -> tuple[str, tuple[str, ...]]:
         GateError: ``manifest.sha256`` exists and is not a regular file.
     """
     manifest = build_manifest(src)
-    validate.check("manifest", manifest, f"(internal) {src / MANIFEST_NAME}")
+    schemas.check("manifest", manifest, f"(internal) {src / MANIFEST_NAME}")
     text = manifest_text(manifest)
     path = src / MANIFEST_NAME
     changed: tuple[str, ...] = ()

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from verdict_gate.core.digest import walk
 from verdict_gate.core.errors import GateError, VoidError
+from verdict_gate.host.hashing import walk
 from verdict_gate.pack.source import Context
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from verdict_gate.host import git as gitcmd
 from verdict_gate.pack.extract import safe_extract
 from verdict_gate.pack.source import Context
-from verdict_gate.run import git as gitcmd
 
 
 @dataclass(frozen=True)

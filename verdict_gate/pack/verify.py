@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verdict_gate.core import validate
-from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME, Catalog, parse_catalog
-from verdict_gate.core.digest import MANIFEST_NAME, Scan, compare_manifest, manifest_of, pack_fixture_path, scan, walk
+from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME, Catalog
+from verdict_gate.core.digest import MANIFEST_NAME, Scan, compare_manifest, manifest_of, pack_fixture_path
 from verdict_gate.core.errors import GateError, VoidError
-from verdict_gate.core.files import read_utf8
-from verdict_gate.core.ledger import EMPTY_LEDGER, Ledger, parse_json, parse_ledger
+from verdict_gate.core.ledger import EMPTY_LEDGER, Ledger, parse_json
+from verdict_gate.host import schemas
+from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
+from verdict_gate.host.hashing import scan, walk
 from verdict_gate.pack.extract import make_read_only
 
 
@@ -67,7 +68,7 @@ def verify(dest: Path, source: str, archive_sha: str) -> Pack:
                           known_ids=[p.id for p in catalog.properties], void=True)
     manifest_text = _read_text(dest / MANIFEST_NAME, "manifest", source)
     manifest = parse_json(manifest_text, "manifest", f"{source}/{MANIFEST_NAME}", void=True)
-    validate.check("manifest", manifest, f"{source}/{MANIFEST_NAME}", void=True)
+    schemas.check("manifest", manifest, f"{source}/{MANIFEST_NAME}", void=True)
     # Read-only first: a chmod moves each file's ctime, and the stamps the scan takes now are the
     # post-run check's proof that the pack fixtures did not change (docs/design.md §4).
     make_read_only(dest)

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from verdict_gate.core import validate
 from verdict_gate.core.errors import GateError
+from verdict_gate.host import schemas
 from verdict_gate.report.verdicts import FILES, SCHEMA_OF, dumps
 
 
@@ -70,7 +70,7 @@ def write_files(out_dir: Path, files: Mapping[str, str]) -> None:
     check_out_dir(out_dir)
     for name, text in files.items():
         if name in SCHEMA_OF:
-            validate.check(SCHEMA_OF[name], json.loads(text), f"(internal) {name}")
+            schemas.check(SCHEMA_OF[name], json.loads(text), f"(internal) {name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         _atomic_write(out_dir / name, text)
@@ -111,7 +111,7 @@ def check_writable(directory: Path, shown: Path) -> None:
 
 def write_file(path: Path, schema: str, doc: Any) -> None:
     """Validate ``doc`` against ``schemas/<schema>.schema.json`` and write it to ``path`` atomically."""
-    validate.check(schema, doc, f"(internal) {path.name}")
+    schemas.check(schema, doc, f"(internal) {path.name}")
     check_out_file(path, path.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(path, dumps(doc))

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verdict_gate.boundary import results as stream
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.digest import Scan
 from verdict_gate.core.records import RunRecord, run_record
+from verdict_gate.host.checkout import written_through
+from verdict_gate.host.fixtures import fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.pack import Pack
-from verdict_gate.run import results as stream
 from verdict_gate.run import runner
-from verdict_gate.run.checkout import written_through
-from verdict_gate.run.fixtures import fixture_digest, fixtures_changed, glob_roots
 
 Progress = Callable[[str], None]
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from verdict_gate.core import validate
 from verdict_gate.core.errors import GateError
-from verdict_gate.core.files import read_utf8
 from verdict_gate.core.ledger import EMPTY_LEDGER, add_freeze, parse_date, parse_json
+from verdict_gate.host import schemas
+from verdict_gate.host.files import parse_ledger, read_utf8
 from verdict_gate.run.pipeline import today
 
 
@@ -34,7 +34,7 @@ def freeze(base_sig_path: Path, prop_id: str, ledger_path: Path, *, reason: str,
             parse_date(value, flag, repr(value))
     base_sig = parse_json(read_utf8(base_sig_path, "base.sig.json", "pass the file `verdict-gate replay --out` wrote"),
                           "base.sig.json", str(base_sig_path))
-    validate.check("base_sig", base_sig, str(base_sig_path))
+    schemas.check("base_sig", base_sig, str(base_sig_path))
     found = [r for r in base_sig["replays"] if r["prop_id"] == prop_id]
     if not found:
         raise GateError("base.sig.json", str(base_sig_path), f"has no replay of {prop_id!r}",
@@ -53,7 +53,9 @@ def freeze(base_sig_path: Path, prop_id: str, ledger_path: Path, *, reason: str,
         raise GateError("--ledger", str(ledger_path), "is in a directory that does not exist",
                         "pass the pack's freeze_ledger.json, e.g. oracle/freeze_ledger.json")
     seen = first_seen or today().isoformat()
+    parse_ledger(text, str(ledger_path))  # the ledger as it is must load: its schema, dates and signatures
     new_text = add_freeze(text, str(ledger_path), rec, reason=reason, first_seen=seen, expires_on=expires_on)
+    parse_ledger(new_text, str(ledger_path))  # and so must the result
     if expires_on and expires_on < today().isoformat():
         print(f"warning: --expires-on {expires_on} is in the past: this freeze will not apply", file=sys.stderr)
     ledger_path.write_text(new_text, encoding="utf-8")

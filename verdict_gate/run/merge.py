@@ -21,7 +21,6 @@ from typing import Any
 
 from verdict_gate import pack
 from verdict_gate.core import shard as shards
-from verdict_gate.core import validate
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.records import (
@@ -33,9 +32,10 @@ from verdict_gate.core.records import (
     base_sig_record_from_json,
     runs_record_from_json,
 )
-from verdict_gate.run import git
+from verdict_gate.host import git, schemas
+from verdict_gate.host.workdir import scratch_dir
 from verdict_gate.run.execute import Execution
-from verdict_gate.run.pipeline import Progress, load_pack, revisions, score_run, scratch_dir, split_diff
+from verdict_gate.run.pipeline import Progress, load_pack, revisions, score_run, split_diff
 
 FIX = "pass the directories `verdict-gate run --shard K/N --out DIR` wrote (download every shard's artifact)"
 
@@ -67,7 +67,7 @@ def _read(directory: Path, name: str, schema: str) -> Any:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise GateError("shard evidence", str(path), f"cannot be read as JSON ({type(exc).__name__})", FIX) from None
-    validate.check(schema, doc, str(path))
+    schemas.check(schema, doc, str(path))
     return doc
 
 

@@ -8,7 +8,7 @@
    of two or more processes, steps 4 and 5 run side by side (:func:`base_and_candidate`);
 6. :func:`score_run` — :func:`verdict_gate.core.score.score`: verdicts, promotion, outcome.
 
-The edges live beside it (:mod:`~verdict_gate.run.git`, :mod:`~verdict_gate.run.runner`,
+The edges live beside it (:mod:`~verdict_gate.host.git`, :mod:`~verdict_gate.run.runner`,
 :mod:`verdict_gate.pack`); the decisions live in :mod:`verdict_gate.core`. Nothing consults a
 freeze before the fixture digest exists.
 """
@@ -20,16 +20,13 @@ import dataclasses
 import datetime as dt
 import os
 import shlex
-import shutil
-import sys
-import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from verdict_gate import pack
+from verdict_gate.boundary import sandbox
 from verdict_gate.core import diffsplit
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.digest import TREE_V1, Scan
@@ -38,77 +35,16 @@ from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
+from verdict_gate.host import checkout, forks, git
+from verdict_gate.host.fixtures import current_ledger, fixture_digest, legacy_digest
+from verdict_gate.host.workdir import RAM_DIR, ram_parent, scratch_dir, sweep
 from verdict_gate.report.text import printable
-from verdict_gate.run import checkout, forks, git, runner, sandbox, stale
+from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Execution, Slot, Slots, execute
-from verdict_gate.run.fixtures import current_ledger, fixture_digest, legacy_digest
 from verdict_gate.run.replay import replay
 
 Progress = Callable[[str], None]
-
-
-@contextmanager
-def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
-    """A private temp dir, removed (read-only pack copies included) on every path out; marked with its
-    owner, and made after the work dirs of killed gates in the same parent are removed (:mod:`.stale`)."""
-    sweep([parent if parent is not None else Path(tempfile.gettempdir())])
-    path = Path(tempfile.mkdtemp(prefix=stale.PREFIX, dir=parent))
-    try:
-        stale.mark(path)
-        yield path
-    finally:
-        if os.environ.get("VERDICT_GATE_KEEP_WORK"):  # debugging aid: keep specs, results and pytest logs
-            stale.unmark(path)  # kept on purpose: no later gate may take it for a killed one's
-            print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
-        else:
-            stale.remove(path)
-            _drop_bytecode(path)
-
-
-def _drop_bytecode(work_dir: Path) -> None:
-    """The shared bytecode cache mirrors source paths: what pytest compiled of a pack (its conftest.py)
-    sits under the work dir's mirror there, and no later run has that path."""
-    shutil.rmtree(runner.shared_bytecode_cache() / os.path.abspath(work_dir).lstrip(os.sep), ignore_errors=True)
-
-
-def sweep(parents: list[Path]) -> None:
-    """Remove the work dirs killed gates left in ``parents`` (:func:`stale.sweep_once`), and their
-    bytecode, saying which."""
-    gone = stale.sweep_once(parents)
-    for path in gone:
-        _drop_bytecode(path)
-    if gone:
-        print(f"verdict-gate: removed {len(gone)} work director{'y' if len(gone) == 1 else 'ies'} of gates that "
-              f"were killed: {', '.join(str(g) for g in gone[:5])}{' …' if len(gone) > 5 else ''}", file=sys.stderr)
-
-
-RAM_DIR = Path("/dev/shm")
-PACK_RAM_ENV = "VERDICT_GATE_PACK_IN_RAM"  # "0": extract the pack beside the worktrees
-
-
-def ram_parent(temp_parent: Path | None) -> Path | None:
-    """Where the pack is extracted, when not inside the run's scratch directory: a RAM file system
-    (``/dev/shm``) when the caller named no temp dir, ``$TMPDIR`` is unset, ``$VERDICT_GATE_PACK_IN_RAM``
-    is not ``0``, and it has room for twice the largest pack (:data:`verdict_gate.pack.extract.MAX_BYTES`:
-    the archive and its files); else ``None``.
-
-    Why: the pack is 2,000 small files for a suite of 2,000 properties, written and deleted on every
-    run, and a file costs 0.6 ms to create on a slow disk against 9 µs in RAM (1.2 s a run;
-    benchmarks/README.md). The sandbox covers ``/dev/shm`` with its own tmpfs, so the worker sees
-    only the pack's fixtures, bound read-only at their path, as before; on disk the pack stays inside
-    the scratch directory, which the sandbox hides.
-    """
-    if temp_parent is not None or os.environ.get("TMPDIR") or os.environ.get(PACK_RAM_ENV, "").strip() == "0":
-        return None
-    from verdict_gate.pack.extract import MAX_BYTES
-
-    try:
-        st = os.statvfs(RAM_DIR)
-    except OSError:
-        return None
-    room = st.f_bavail * st.f_frsize
-    return RAM_DIR if room >= 2 * MAX_BYTES and os.access(RAM_DIR, os.W_OK | os.X_OK) else None
 
 
 def today(value: str | None = None) -> dt.date:
@@ -296,7 +232,7 @@ def verify_links(ev: Evidence, p: pack.Pack, repo: Path, revs: list[str], made: 
                  digest: tuple[Scan, dict[str, Any]], progress: Progress
                  ) -> tuple[checkout.Trees, tuple[Scan, dict[str, Any]]] | None:
     """Step 2b: prove that the candidate's linked fixtures are the committed blobs, as the digest read
-    them (:func:`verdict_gate.run.checkout.unverified`, from the digest's own read). Files that are not
+    them (:func:`verdict_gate.host.checkout.unverified`, from the digest's own read). Files that are not
     (the work tree's file was edited in a way git's index did not show, or during the run) are checked
     out instead and the digest is taken again; if that one fails the proof too, ``ev`` is void and
     ``None`` returned.
@@ -354,7 +290,7 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
                        base_tree: Path | None = None, same_fixtures: bool = False) -> Execution:
     """Steps 4 and 5: the base replay (``ev.base_sig``, on ``base_tree`` when given, else on a worktree
     of its own) and the candidate run (returned). ``same_fixtures``: ``base_tree``'s fixtures are the
-    candidate's files (:attr:`verdict_gate.run.checkout.Trees.twins`), so ``digest`` is the base's too.
+    candidate's files (:attr:`verdict_gate.host.checkout.Trees.twins`), so ``digest`` is the base's too.
 
     With a budget of two or more oracle processes (``jobs``, else :func:`runner.default_jobs`) and a
     frozen property to replay, the base replay runs in a thread beside the candidate run: each on its

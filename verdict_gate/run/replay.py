@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 from verdict_gate.core.digest import Scan
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord
+from verdict_gate.host import checkout, git
 from verdict_gate.pack import Pack, PackOptions, load
-from verdict_gate.run import checkout, git, runner
+from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Slot, execute
 
@@ -26,7 +27,7 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
            slot: Slot | None = None, cancel: threading.Event | None = None,
            tree: Path | None = None, digest: tuple[Scan, dict[str, Any]] | None = None) -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev`` (``tree``: one the caller
-    made, :func:`verdict_gate.run.checkout.trees`, and removes).
+    made, :func:`verdict_gate.host.checkout.trees`, and removes).
 
     Every replayed property keeps its example log (docs/design.md §8.3) unless ``plan`` (per id: the
     runner's extra passes) says otherwise; ``name`` is the scratch subdirectory of this replay.
@@ -98,8 +99,8 @@ def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path, *, only: S
         GateError: a bad repository, revision, pack or output path (checked before the work).
         VoidError: the pack cannot be trusted.
     """
+    from verdict_gate.host.workdir import scratch_dir
     from verdict_gate.report.writer import check_out_file, write_file
-    from verdict_gate.run.pipeline import scratch_dir
 
     repo = git.toplevel(repo)
     commit = git.resolve(repo, rev, "--rev")

@@ -2,7 +2,7 @@
 
 One pytest process runs every property it is given, in catalog order, with the gate's
 plugin (``verdict_gate_plugin``) writing a ``start`` and a ``result`` line per property
-(the records of :mod:`verdict_gate.run.results`, read here with the same module).
+(the records of :mod:`verdict_gate.boundary.results`, read here with the same module).
 This process watches those lines: a property that outlives its ``timeout`` (seconds) has
 its process group killed and is recorded ``timeout``; a process that dies mid-property
 records that property ``crash``. Either way only that property is lost: the ones not yet
@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from verdict_gate.boundary import results as stream
+from verdict_gate.boundary import sandbox
 from verdict_gate.core.catalog import Property
-from verdict_gate.run import results as stream
-from verdict_gate.run import sandbox
+from verdict_gate.host.workdir import shared_bytecode_cache
 
 POLL_S = 0.05
 COLLECT_BASE_S = 60.0  # seconds pytest may take to collect, plus COLLECT_PER_FILE_S per property file
@@ -56,7 +57,7 @@ class Workspace:
         watch: fixture directories whose change after a property means it mutated them.
         scratch: a private directory for specs, results, logs and the bytecode cache.
         hidden: directories the candidate worker must not see (the gate's whole temp dir, the
-            repository, ``$HOME``): see :mod:`verdict_gate.run.sandbox`.
+            repository, ``$HOME``): see :mod:`verdict_gate.boundary.sandbox`.
         modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
     """
 
@@ -71,14 +72,6 @@ class Workspace:
     plan: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id → example_log, fresh_seed, fresh_examples
 
 
-def shared_bytecode_cache() -> Path:
-    """``$VERDICT_GATE_CACHE`` or ``$XDG_CACHE_HOME/verdict-gate`` (default ``~/.cache``) plus ``pycache``
-    (read from the environment; nothing is created)."""
-    root = Path(os.environ.get("VERDICT_GATE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verdict-gate"))
-    return root / "pycache"
-
-
 def bytecode_cache(scratch: Path, level: str) -> Path:
     """The pytest subprocesses' ``PYTHONPYCACHEPREFIX``: outside every work tree.
 
@@ -87,7 +80,7 @@ def bytecode_cache(scratch: Path, level: str) -> Path:
     time (about 1 s here). Only oracle code (pytest, Hypothesis, the pack) is compiled into it:
     candidate code runs in the worker, which reads only the interpreter's part of it
     (:func:`sandbox.bytecode_dirs`) and writes none; the pack's part goes with the run's work
-    directory (:func:`pipeline.scratch_dir`). A process at level
+    directory (:func:`verdict_gate.host.workdir.scratch_dir`). A process at level
     ``none`` runs candidate code itself, so it gets a cache of its own in ``scratch``, thrown
     away with the run (candidate code must not plant bytecode a later run would load). Falls back
     to ``scratch`` when the shared directory cannot be created.
@@ -355,7 +348,6 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
         "spin_s": SPIN_S if worker_cpu is not None else 0.0,
         # One answer (an import at collection, when no property timeout runs yet) may take this long.
         "answer_timeout": max(p.timeout for p in props),
-        "modules": str(Path(sandbox.__file__).resolve().parent),  # codec, proxy, worker, sandbox: by path
         "cwd": str(ws.tree_dir),
         "readonly": [str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
         "hidden": [str(h) for h in ws.hidden if h.is_dir()],
@@ -375,7 +367,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, **ws.plan.get(p.id, {})}
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
-        "results_module": str(Path(stream.__file__).resolve()),
+        "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
         "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"

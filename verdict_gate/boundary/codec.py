@@ -1,8 +1,8 @@
 """The plain-data codec between the oracle process and the candidate worker (docs/design.md §8.1).
 
-Standalone on purpose: standard library only, no import of ``verdict_gate``. The pytest plugin
-and the worker load this file by path (under the private name ``_verdict_gate_codec``), so a
-candidate that *is* verdict-gate never shadows it and it never shadows the candidate.
+Part of the boundary package: standard library only, loaded by path in the oracle process and the
+worker (:mod:`.load`), so a candidate that *is* verdict-gate never shadows it and it never shadows
+the candidate.
 
 Wire format: a frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON.
 Never ``pickle``, ``marshal`` or ``eval``: what the worker sends is untrusted input. A frame

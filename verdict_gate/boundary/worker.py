@@ -1,7 +1,7 @@
 """The candidate worker: the only process that imports and executes candidate code (docs/design.md §8.1).
 
-Standalone: standard library only, started as ``python -I -B worker.py RFD WFD`` (inside the sandbox
-the launcher builds, :mod:`sandbox`), so neither the worker's directory nor the candidate's is on
+Part of the boundary package, started as ``python -P -s -B load.py RFD WFD`` (:mod:`.load`; inside the
+sandbox the launcher builds, :mod:`.sandbox`), so neither the worker's directory nor the candidate's is on
 ``sys.path`` until the oracle's ``hello`` puts the candidate's ``python_path`` there, after the
 standard library. It answers one request frame with one response frame (:mod:`codec`), on the two
 pipe descriptors it is given; its stdout and stderr go nowhere the oracle reads.
@@ -27,21 +27,7 @@ import traceback
 import types
 from typing import Any
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _sibling(name: str) -> Any:
-    key = f"_verdict_gate_{name}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, os.path.join(_HERE, f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
-
-
-codec = _sibling("codec")
+from . import codec, sources
 
 MAX_HANDLES = 1_000_000
 MAX_TEXT = 16_384  # characters of a message or repr sent back
@@ -326,19 +312,6 @@ def probe(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _after_stdlib(path: list[str]) -> int:
-    """Index just after the last standard-library entry of ``sys.path`` (never a site-packages)."""
-    stdlib = os.path.realpath(os.path.dirname(os.__file__))
-    last = -1
-    for i, entry in enumerate(path):
-        real = os.path.realpath(entry or ".")
-        if "site-packages" in real or "dist-packages" in real:
-            continue
-        if real == stdlib or real.startswith(stdlib + os.sep) or real.endswith(".zip"):
-            last = i
-    return last + 1
-
-
 def _spin_budget() -> float | None:
     """Seconds of polling this worker may spend: a quarter of its CPU time limit, so that polling
     never brings a worker near ``RLIMIT_CPU`` that its own work would not have."""
@@ -363,8 +336,8 @@ def main(argv: list[str]) -> int:
     worker = Worker(reader, wfd)
     fences = probe(hello)
     python_path = [str(p) for p in hello.get("python_path", [])]
-    _sibling("sources").source_only(python_path)  # never compiled code in place of a reviewed source
-    at = _after_stdlib(sys.path)
+    sources.source_only(python_path)  # never compiled code in place of a reviewed source
+    at = sources.after_stdlib(sys.path)
     sys.path[at:at] = python_path
     if hello.get("cwd"):
         os.chdir(hello["cwd"])
@@ -372,6 +345,3 @@ def main(argv: list[str]) -> int:
     worker.serve()
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,9 +1,9 @@
 """The results stream: one owner for the per-property records the plugin writes and the runner reads.
 
-Standalone on purpose (standard library only, no ``verdict_gate`` imports): the pytest plugin
-(``verdict_gate_plugin.py``) loads this file by its path, which the runner writes into the run
-spec as ``results_module``, so the plugin never imports the ``verdict_gate`` package (a
-candidate may itself be verdict-gate, and its package must not stand in for ours).
+Part of the boundary package (standard library only): the pytest plugin loads it by path from the
+directory the runner writes into the run spec (``boundary``, :mod:`.load`), so the plugin never
+imports the ``verdict_gate`` package (a candidate may itself be verdict-gate, and its package must
+not stand in for ours); the runner imports it as :mod:`verdict_gate.boundary.results`.
 
 The stream is JSON lines, one object per event, each with ``event`` and ``id``:
 

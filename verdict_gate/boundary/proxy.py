@@ -1,6 +1,6 @@
 """The oracle side of the isolation boundary: proxy modules, handles, records, mirrored exceptions.
 
-Standalone: standard library only; the pytest plugin loads it by path (docs/design.md §8.1).
+Part of the boundary package: standard library only, loaded by path by the pytest plugin (:mod:`.load`).
 
 :class:`Finder` is an import hook (first on ``sys.meta_path``) for the top-level names the
 candidate's ``python_path`` provides. A property's ``from orders.tax import tax_cents`` then gets a
@@ -39,24 +39,10 @@ import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from . import codec, sandbox
+from .load import HERE as _HERE
+from .load import WORKER
 
-
-def _sibling(name: str) -> Any:
-    key = f"_verdict_gate_{name}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, os.path.join(_HERE, f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
-
-
-codec = _sibling("codec")
-sandbox = _sibling("sandbox")
-
-WORKER = os.path.join(_HERE, "worker.py")
 HANDSHAKE_TIMEOUT_S = 60.0
 
 

@@ -38,7 +38,7 @@ def fork_map(tasks: int, work: Callable[[int], Any], workers: int | None = None)
     """Yield ``work(k)`` for ``k`` in ``range(tasks)``, in order, computed by this process and
     ``workers - 1`` forked copies of it.
 
-    A :data:`verdict_gate.core.digest.Parallel`. The task indices wait in a pipe; every process
+    A :data:`verdict_gate.host.hashing.Parallel`. The task indices wait in a pipe; every process
     (this one too) takes the next index as soon as it is free, so a core busy with other work
     takes fewer tasks. A child inherits ``work`` and its data by the fork, appends each result,
     marshalled, to its own memory file as it goes (it never waits for this process) and leaves

@@ -1,6 +1,6 @@
 """Candidate modules are imported from their source (docs/design.md §8.1): :func:`source_only`.
 
-Standalone: standard library only (the worker and the pytest plugin load it by path, like :mod:`codec`).
+Part of the boundary package (standard library only, loaded by path: :mod:`.load`).
 
 Python's default path finder also imports *sourceless* bytecode, and prefers an extension module to
 a source file: a ``calc/__init__.pyc`` (or ``calc/__init__.cpython-311-x86_64-linux-gnu.so``) beside a
@@ -74,3 +74,19 @@ def source_only(dirs: Sequence[str]) -> Callable[[str], machinery.FileFinder]:
     for cached in [p for p in sys.path_importer_cache if isinstance(p, str) and inside(p)]:
         del sys.path_importer_cache[cached]
     return hook
+
+
+def after_stdlib(path: list[str]) -> int:
+    """Index just after the last standard-library entry of ``path`` (``sys.path``): the directory of
+    ``os``, its ``lib-dynload`` and a ``pythonXY.zip``; never a ``site-packages`` (in a virtualenv
+    ``sysconfig``'s ``platstdlib`` is the venv's own lib dir, which holds it). Candidate directories
+    go here, so a candidate module named like a standard one (``statistics.py``) cannot replace it."""
+    stdlib = os.path.realpath(os.path.dirname(os.__file__))
+    last = -1
+    for i, entry in enumerate(path):
+        real = os.path.realpath(entry or ".")
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        if real == stdlib or real.startswith(stdlib + os.sep) or real.endswith(".zip"):
+            last = i
+    return last + 1

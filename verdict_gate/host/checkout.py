@@ -12,7 +12,7 @@ A file is linked only when all of these hold; otherwise it is checked out as bef
   docs/design.md §8.2) and none is declared ``mutates_fixture: true``, and
   ``$VERDICT_GATE_FIXTURE_LINKS`` is not ``0``;
 - its fixture root is a directory below the top of the tree, outside the directories left out of the
-  checkout (:func:`verdict_gate.run.fixtures.not_checked_out`);
+  checkout (:func:`verdict_gate.host.fixtures.not_checked_out`);
 - git says the work tree's file is the one committed at HEAD (``git diff HEAD -- ROOT``: its
   index stat data, and the contents wherever that data moved), it is not marked assume-unchanged or
   skip-worktree, git converts none of its bytes (:func:`converted`), and the revision checked out has
@@ -25,7 +25,7 @@ A file is linked only when all of these hold; otherwise it is checked out as bef
 git's word is only a filter. The candidate's digest computes each linked file's git blob id from the
 same read as its sha256 and stamp, and :func:`unverified` names the files whose bytes are not their
 committed blob (the pipeline checks those out and digests again). After the run, a linked file whose
-stamp moved is a change whatever it holds (:func:`verdict_gate.core.digest.changed_since`), and the
+stamp moved is a change whatever it holds (:func:`verdict_gate.host.hashing.changed_since`), and the
 run's notices name its work-tree file (:func:`written_through`).
 """
 
@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verdict_gate.core.catalog import Catalog
-from verdict_gate.run import git
-from verdict_gate.run.fixtures import glob_roots, is_fixture, not_checked_out, whole_roots
+from verdict_gate.host import git
+from verdict_gate.host.fixtures import glob_roots, is_fixture, not_checked_out, whole_roots
 
 LINKS_ENV = "VERDICT_GATE_FIXTURE_LINKS"  # "0": check every fixture out
 NOBODY = 65534
@@ -291,8 +291,8 @@ class Trees:
 def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
           progress: Progress | None = None) -> Iterator[Trees]:
     """One detached worktree per revision of ``revs`` (the first: HEAD's, where linking from the work tree
-    applies) in ``scratch`` (:func:`verdict_gate.run.git.worktree`, without
-    :func:`~verdict_gate.run.fixtures.not_checked_out`), all made before any is used, then removed on
+    applies) in ``scratch`` (:func:`verdict_gate.host.git.worktree`, without
+    :func:`~verdict_gate.host.fixtures.not_checked_out`), all made before any is used, then removed on
     every path out.
 
     Where this module's rules allow, the first tree's fixture roots are hard links to the work tree's

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from verdict_gate.core.catalog import Catalog
-from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Parallel, Scan, changed_since, scan, walk
+from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Scan
 from verdict_gate.core.globs import match_any
 from verdict_gate.core.ledger import Ledger
 from verdict_gate.core.verdict import Freeze
+from verdict_gate.host.hashing import Parallel, changed_since, scan, walk
 from verdict_gate.pack import Pack
 
 
@@ -113,7 +114,7 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
 
     The returned scan's ``files`` and ``stamps`` cover exactly the fixture files (``pack/…``
     and ``repo/…``), for :func:`fixtures_changed` after the run. ``parallel``: for the repository
-    fixtures, as for :func:`verdict_gate.core.digest.scan` (e.g. :func:`verdict_gate.run.forks.fork_map`);
+    fixtures, as for :func:`verdict_gate.host.hashing.scan` (e.g. :func:`verdict_gate.host.forks.fork_map`);
     ``git_blobs``: the scan's ``blobs`` hold each repository fixture's git blob id (``repo/…``).
     """
     catalog = p.catalog
@@ -162,7 +163,7 @@ def legacy_digest(p: Pack, tree: Path, revision: str, before: Scan, failed: Coll
 def fixtures_changed(p: Pack, tree: Path, before: Scan) -> list[str]:
     """Fixture paths (``pack/…``, ``repo/…``) added, removed or changed since ``before`` (a scan
     from :func:`fixture_digest`): the post-run check, by stamps, reading only files whose
-    stamp moved (:func:`verdict_gate.core.digest.changed_since`)."""
+    stamp moved (:func:`verdict_gate.host.hashing.changed_since`)."""
     return changed_since(before, pack_fixture_entries(p) + repo_fixture_entries(tree, p.catalog))
 
 

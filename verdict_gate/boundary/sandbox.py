@@ -1,6 +1,7 @@
 """How the candidate worker is fenced off, by isolation level (docs/design.md §8.2).
 
-Standalone: standard library only (the pytest plugin loads it by path, like :mod:`codec`).
+Part of the boundary package (standard library only): the oracle process starts workers with it, the
+gate's own process asks it what the host can give.
 
 Levels and methods, best first:
 

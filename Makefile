@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install bubblewrap test unit lint package demo self-gate bench clean
+.PHONY: install bubblewrap check fast test unit lint package demo self-gate bench clean
 
 install: $(STAMP)
 
@@ -27,7 +27,14 @@ bubblewrap:
 		echo "  fix: sudo apt-get install bubblewrap (Debian/Ubuntu), then check with: $(BIN)/verdict-gate doctor"; \
 	fi
 
+# The change loop: lint and the fast tests (pytest -m fast), under a minute on two cores.
+check: lint fast
+
+# Everything (the README's test command, and CI's): lint, the package build and the whole suite,
+# spread over the machine's cores (pytest-xdist; PYTEST_WORKERS=N to choose).
 test: lint package unit
+
+PYTEST_WORKERS ?= auto
 
 # The sdist and wheel build (with the pinned setuptools, no download) and their metadata passes
 # `twine check --strict`; the build lands in a temp dir, never in the work tree.
@@ -38,7 +45,10 @@ package: $(STAMP)
 	$(BIN)/twine check --strict "$$tmp"/*.whl "$$tmp"/*.tar.gz
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
+
+fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m fast -n $(PYTEST_WORKERS) --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -73,7 +73,7 @@ def main() -> None:
             sub.mkdir()
             t0 = time.perf_counter()
             done = execute(props, p, repo, rev, rev, sub, lambda _m: None, repo=repo,
-                           plan={"prop.half": {"example_log": logged}})
+                           passes={"prop.half": {"example_log": logged}})
             wall = time.perf_counter() - t0
             rec = done.records["prop.half"]
             assert rec.status == "fail", rec

@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 11): every malformed input a careless user can give gets the clean
+"""The bad-input corpus: every malformed input a careless user can give gets the clean
 answer — the documented exit code, a message that names the thing and the fix, no traceback, and
 none of the user's files changed.
 

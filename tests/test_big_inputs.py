@@ -1,4 +1,4 @@
-"""Big inputs end to end (issue 12): a 10,000-file fixture tree with a 1,000-freeze ledger, and a
+"""Big inputs end to end: a 10,000-file fixture tree with a 1,000-freeze ledger, and a
 freeze recorded under tree-v1 that still matches (docs/design.md §4). Verdicts, never times."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_ten_thousand_fixture_files_and_a_thousand_freezes(example_repo, tmp_pat
     verdicts = {pid: (v["verdict"], v["reason"]) for pid, v in docs["verdicts.json"]["verdicts"].items()}
     assert verdicts == {"prop.order_total": ("pass", "held"), "prop.tax_round": ("inconclusive", "frozen")}
     assert docs["verdicts.json"]["outcome"] == "promoted" and code == 0
-    # Both trees' fixtures are hard links to the work tree's files (run.checkout), none checked out.
+    # Both trees' fixtures are hard links to the work tree's files (host.checkout), none checked out.
     assert "file(s) linked from the work tree, 0 checked out" in stderr, stderr
     assert re.search(r"file\(s\) linked from the tree of [0-9a-f]{12}, 0 checked out", stderr), stderr
     record = docs["fixture.digest"]

@@ -1,6 +1,6 @@
-"""The tree to gate is checked out without the oracle's own directory (``run.fixtures.not_checked_out``),
+"""The tree to gate is checked out without the oracle's own directory (``host.fixtures.not_checked_out``),
 on a real git repository, without touching the repository's configuration; its fixture roots are hard
-links to the work tree's committed files where that is safe (``run.checkout``), checked out elsewhere."""
+links to the work tree's committed files where that is safe (``host.checkout``), checked out elsewhere."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from verdict_gate.host import git as gitcmd
 from verdict_gate.host.files import parse_catalog
 from verdict_gate.host.fixtures import not_checked_out
 from verdict_gate.host.hashing import changed_since, scan
+
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
 BASE = "version: 1\nseed: 1\npack_root: {root}\n{extra}properties:\n  - id: p.one\n    oracle: properties/test_one.py\n"
 
@@ -62,7 +64,7 @@ def test_worktree_leaves_out_a_directory_and_the_config(tmp_path: Path) -> None:
     assert git(repo, "worktree", "list").count("\n") == 0  # both removed again
 
 
-# --- Fixture roots as hard links to the work tree (run.checkout) -------------------------------------------
+# --- Fixture roots as hard links to the work tree (host.checkout) -------------------------------------------
 
 LINKED = ("version: 1\nseed: 1\npack_root: oracle\n{extra}properties:\n  - id: p.one\n"
           "    oracle: properties/test_one.py\n{prop}")

@@ -18,6 +18,8 @@ from verdict_gate.core.signature import canonical_json, differing_parts, make_si
 from verdict_gate.host.files import parse_catalog, parse_ledger
 from verdict_gate.host.hashing import build_manifest, digest_dir, scan, walk
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 # --- signature ---------------------------------------------------------------------------
 
 

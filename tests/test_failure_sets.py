@@ -22,6 +22,8 @@ from verdict_gate.core.signature import make_signature, set_signature
 from verdict_gate.core.verdict import BaseSig, Example, FailureRef, Freeze, RunResult, decide
 from verdict_gate.host.files import parse_ledger
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 BASE, OLD = "b" * 40, "a" * 40
 DIGEST, OTHER_DIGEST = "d" * 64, "e" * 64
 TODAY = dt.date(2026, 11, 30)

@@ -1,4 +1,4 @@
-"""gate/github.py: workflow-command escaping, GITHUB_OUTPUT heredocs, the job summary cap,
+"""verdict_gate/github/ (workflow.py, event.py): workflow-command escaping, GITHUB_OUTPUT heredocs, the job summary cap,
 annotations, inputs, base selection per event, git configuration and ownership.
 
 Runner-side parsing is re-implemented here from GitHub's documented rules (the runner's
@@ -18,6 +18,8 @@ import pytest
 from verdict_gate.core.errors import GateError
 from verdict_gate.github import event as ev
 from verdict_gate.github import workflow as gh
+
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
 HOSTILE = [
     "plain",

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "verdict_gate"
 

@@ -19,6 +19,8 @@ import yaml
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 PIN = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 

@@ -18,6 +18,8 @@ from verdict_gate.core.errors import GateError
 from verdict_gate.demo import examples_dir
 from verdict_gate.pack import build as packbuild
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 
 @pytest.fixture
 def src(tmp_path: Path) -> Path:

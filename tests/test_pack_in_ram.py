@@ -25,20 +25,19 @@ def _room() -> bool:
     return st.f_bavail * st.f_frsize >= 2 * MAX_BYTES and os.access(workdir.RAM_DIR, os.W_OK)
 
 
-@pytest.mark.parametrize("temp_parent,env,want_ram", [
-    (None, {}, True),
-    ("given", {}, False),  # the caller named a temp dir
-    (None, {"TMPDIR": "/somewhere"}, False),  # the user named one
-    (None, {workdir.PACK_RAM_ENV: "0"}, False),  # switched off
-], ids=["default", "temp-parent", "tmpdir", "off"])
-def test_ram_parent(monkeypatch, tmp_path, temp_parent, env, want_ram):
+@pytest.mark.parametrize("env,want_ram", [
+    ({}, True),
+    ({"TMPDIR": "/somewhere"}, False),  # the user named a temp dir
+    ({workdir.PACK_RAM_ENV: "0"}, False),  # switched off
+], ids=["default", "tmpdir", "off"])
+def test_ram_parent(monkeypatch, env, want_ram):
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.delenv(workdir.PACK_RAM_ENV, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     if want_ram and not _room():
         pytest.skip("no RAM file system with room at /dev/shm")
-    got = workdir.ram_parent(tmp_path if temp_parent else None)
+    got = workdir.ram_parent()
     assert got == (workdir.RAM_DIR if want_ram else None)
 
 

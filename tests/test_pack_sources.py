@@ -20,6 +20,8 @@ from verdict_gate.demo import examples_dir
 from verdict_gate.pack import build as packbuild
 from verdict_gate.pack import http as fetch
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 REPO = "octo/shop"
 WORKFLOW = "oracle-pack.yml"
 FAST = fetch.Limits(connect_timeout=2.0, read_timeout=2.0, retries=3, backoff=0.02, max_wait=5.0)

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from verdict_gate.boundary import codec, proxy
 from verdict_gate.run import runner
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 
 def _frame(value: object) -> bytes:
     body = codec._DUMPS(value).encode()

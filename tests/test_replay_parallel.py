@@ -1,4 +1,4 @@
-"""The base replay beside the candidate run (issue 10; docs/design.md §2 steps 4–5, §11).
+"""The base replay beside the candidate run (docs/design.md §2 steps 4–5, §11).
 
 End to end on real git repositories with real pytest: the parallel pipeline writes the same evidence as
 the sequential one (``VERDICT_GATE_PARALLEL_REPLAY=0``), frozen failures, a regression behind a freeze

@@ -13,6 +13,8 @@ from verdict_gate.report import render_all
 from verdict_gate.report.summary import SUMMARY_BUDGET, SUMMARY_LIMIT, SUMMARY_MARGIN, summary_markdown
 from verdict_gate.report.text import md_cell, md_line, printable
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 
 def _evidence(rows: int) -> Evidence:
     ev = Evidence(repo="/repo", head_revision="h" * 40, base_ref="main", base_revision="b" * 40,

@@ -16,6 +16,8 @@ from verdict_gate import pack
 from verdict_gate.core.errors import VoidError
 from verdict_gate.pack import extract
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 
 def tar_bytes(members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w:gz") -> bytes:
     buf = io.BytesIO()

@@ -1,4 +1,4 @@
-"""Scale: a suite kept one property per file (issue 13). Collection grows linearly with the files."""
+"""Scale: a suite kept one property per file. Collection grows linearly with the files."""
 
 from __future__ import annotations
 

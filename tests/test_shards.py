@@ -1,4 +1,4 @@
-"""Shards across runners (issue 10): ``run --shard K/N`` + ``merge`` decide exactly as one run does, and
+"""Shards across runners: ``run --shard K/N`` + ``merge`` decide exactly as one run does, and
 refuse to decide from shards that are missing, duplicated or gated something else."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Candidate modules are imported from their source (verdict_gate/run/sources.py, docs/design.md §8):
+"""Candidate modules are imported from their source (verdict_gate/boundary/sources.py, docs/design.md §8):
 a table of what a candidate directory holds against what ``import`` finds there."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from verdict_gate.boundary import sources
+
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
 EXT = machinery.EXTENSION_SUFFIXES[0]  # e.g. .cpython-311-x86_64-linux-gnu.so (never loaded here)
 

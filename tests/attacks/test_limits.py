@@ -1,8 +1,9 @@
 """Known limits: broken patches that no sandbox can stop, kept visible as expected failures.
 
-Each ``limits/<name>/`` case is gated like a corpus case; the test is marked xfail (not strict)
-because the isolation design cannot catch it: the fix belongs to the oracle or to process (see
-each attack.yaml's ``fence``). If one ever stops being promoted, the xfail turns into XPASS.
+Each ``limits/<name>/`` case is gated like a corpus case and is expected to be promoted, because
+the isolation design cannot catch it: the fix belongs to the oracle or to process (see each
+attack.yaml's ``fence``). The xfail is strict: a limit that stops being promoted fails the suite
+(XPASS), so it moves into the corpus (``cases/``) where it is held to "never promoted".
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from attack_harness import HERE, Arena, assert_not_promoted, record
 LIMITS = sorted(p for p in (HERE / "limits").iterdir() if (p / "attack.yaml").is_file())
 
 
-@pytest.mark.xfail(reason="a known limit of isolation: the oracle or the process must catch it", strict=False)
+@pytest.mark.xfail(reason="a known limit of isolation: the oracle or the process must catch it", strict=True)
 @pytest.mark.parametrize("case", LIMITS, ids=[c.name for c in LIMITS])
 def test_known_limit(case: Path, arena: Arena) -> None:
     meta = yaml.safe_load((case / "attack.yaml").read_text())

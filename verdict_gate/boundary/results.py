@@ -22,7 +22,6 @@ import json
 from typing import IO, Any
 
 START, RESULT, UNCOLLECTED, COLLECTED, END = "start", "result", "uncollected", "collected", "end"
-EVENTS = (START, RESULT, UNCOLLECTED, COLLECTED, END)
 # What the plugin may report: ``crash`` when the candidate worker died under a property.
 PLUGIN_STATUSES = ("pass", "fail", "skipped", "crash")
 RUNNER_STATUSES = ("timeout", "crash")  # what only the runner records (the process was lost)

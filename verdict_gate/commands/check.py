@@ -66,16 +66,16 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
     repo = git.toplevel(repo)
     commit = git.resolve(repo, rev or "HEAD", "--rev")
     with scratch_dir() as scratch:
-        p = pack.load(source, repo, scratch, options=options, progress=progress)
-        props = list(p.catalog.properties)
+        oracle_pack = pack.load(source, repo, scratch, options=options, progress=progress)
+        props = list(oracle_pack.catalog.properties)
         where = rev or "the work tree"
         progress(f"checking {len(props)} propert{'y' if len(props) == 1 else 'ies'} on {where}")
         sub = scratch / "check"
         sub.mkdir()
         tree_cm: Any = git.worktree(repo, commit, scratch) if rev else nullcontext(repo)
         with tree_cm as tree:
-            done = execute(props, p, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
-                           plan={prop.id: {} for prop in props})
+            done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
+                           passes={prop.id: {} for prop in props})
     lines: list[str] = []
     ok = True
     for prop in props:
@@ -109,7 +109,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
         lines += [f"    {describe_failure(f.signature_parts)}" for f in r.failures]
         lines.append(f"    to freeze on a protected revision: verdict-gate replay --rev REV --pack {source} "
                      f"--only-id {prop.id} --out base.sig.json && verdict-gate freeze --base-sig base.sig.json "
-                     f"--id {prop.id} --reason \"…\" --ledger {p.catalog.pack_root}/freeze_ledger.json")
+                     f"--id {prop.id} --reason \"…\" --ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
     lines += [f"note: {n}" for n in done.notices]
     print(f"checked on {rev or 'the work tree'} ({commit[:12]})", file=sys.stderr)
     return lines, ok

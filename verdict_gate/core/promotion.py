@@ -9,7 +9,6 @@ from typing import Literal
 from verdict_gate.core.verdict import Verdict
 
 Outcome = Literal["promoted", "blocked", "incomplete", "void"]
-OUTCOMES: tuple[Outcome, ...] = ("promoted", "blocked", "incomplete", "void")
 
 
 @dataclass(frozen=True)

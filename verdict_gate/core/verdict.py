@@ -73,7 +73,8 @@ class RunResult:
         status: ``pass``, ``fail``, ``timeout``, ``crash`` or ``skipped``.
         signature: ``sha256:…`` of the failure, ``None`` on pass.
         signature_parts: the parts hashed into ``signature``.
-        fixture_digest: ``tree-v1`` hex of the fixtures the run saw.
+        fixture_digest: the digest (``tree-v2``, or ``tree-v1`` for a freeze recorded under it) of the
+            fixtures the run saw.
         seed: Hypothesis seed used; ``None`` means the property ran unseeded.
         seeded_kind: True for catalog ``kind: property`` (must be seeded).
         hits: examples that reached the property body; ``None`` when unknown (timeout, crash).

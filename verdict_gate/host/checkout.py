@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verdict_gate.core.catalog import Catalog
+from verdict_gate.core.progress import Progress
 from verdict_gate.host import git
 from verdict_gate.host.fixtures import glob_roots, is_fixture, not_checked_out, whole_roots
 
@@ -49,7 +50,6 @@ LINKS_ENV = "VERDICT_GATE_FIXTURE_LINKS"  # "0": check every fixture out
 NOBODY = 65534
 REGULAR = ("100644", "100755")
 Blobs = Mapping[str, tuple[str, str]]  # path → (git mode, blob id)
-Progress = Callable[[str], None]
 
 
 def link_roots(catalog: Catalog) -> tuple[str, ...]:

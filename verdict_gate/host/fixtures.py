@@ -97,14 +97,19 @@ def is_fixture(path: str, globs: Sequence[str], whole: Collection[str] | None = 
     return any(path.startswith(root + "/") for root in roots) or match_any(path, globs)
 
 
-def pack_fixture_entries(p: Pack) -> list[Entry]:
+# The fixtures as one tree was digested: the scan (its per-file hashes and stamps, for the post-run
+# check) and its ``fixture.digest`` record.
+Digested = tuple[Scan, dict[str, Any]]
+
+
+def pack_fixture_entries(oracle_pack: Pack) -> list[Entry]:
     """The pack's ``fixtures/`` as digest entries ``pack/<path>``."""
-    return list(walk(p.dir / "fixtures", prefix="pack"))
+    return list(walk(oracle_pack.dir / "fixtures", prefix="pack"))
 
 
-def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
+def fixture_digest(oracle_pack: Pack, tree: Path, revision: str, *, fresh: bool = False,
                    format: str = FORMAT, parallel: Parallel | None = None,
-                   git_blobs: bool = False) -> tuple[Scan, dict[str, Any]]:
+                   git_blobs: bool = False) -> Digested:
     """``format`` (default ``tree-v2``) over the pack's ``fixtures/`` (paths ``pack/…``) then the
     tree's repository fixtures (paths ``repo/…``), and its ``fixture.digest`` record.
 
@@ -117,13 +122,13 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
     fixtures, as for :func:`verdict_gate.host.hashing.scan` (e.g. :func:`verdict_gate.host.forks.fork_map`);
     ``git_blobs``: the scan's ``blobs`` hold each repository fixture's git blob id (``repo/…``).
     """
-    catalog = p.catalog
+    catalog = oracle_pack.catalog
     repo_entries = repo_fixture_entries(tree, catalog)
-    if fresh or p.fixtures is None or p.fixtures.format != format:
-        pack_scan = scan(pack_fixture_entries(p), catalog.normalizers, format=format)
+    if fresh or oracle_pack.fixtures is None or oracle_pack.fixtures.format != format:
+        pack_scan = scan(pack_fixture_entries(oracle_pack), catalog.normalizers, format=format)
         pack_files, pack_stamps = pack_scan.files, pack_scan.stamps
     else:
-        pack_scan = p.fixtures
+        pack_scan = oracle_pack.fixtures
         # The manifest check's scan covers the whole pack: keep its fixtures, under their digest paths.
         pack_files = {"pack/" + k[len("fixtures/"):]: v for k, v in pack_scan.files.items()
                       if k.startswith("fixtures/")}
@@ -145,7 +150,7 @@ def fixture_digest(p: Pack, tree: Path, revision: str, *, fresh: bool = False,
     return result, record
 
 
-def legacy_digest(p: Pack, tree: Path, revision: str, before: Scan, failed: Collection[str],
+def legacy_digest(oracle_pack: Pack, tree: Path, revision: str, before: Scan, failed: Collection[str],
                   changed: Collection[str] | None = None) -> str | None:
     """The ``tree-v1`` digest of the fixtures ``before`` digested in ``tree-v2``, when a freeze of a
     ``failed`` property may have been recorded under ``tree-v1`` (its ``fixture_digest`` is not
@@ -153,18 +158,18 @@ def legacy_digest(p: Pack, tree: Path, revision: str, before: Scan, failed: Coll
     ``None`` when the fixtures changed since ``before`` (a tree-v1 freeze then does not match):
     ``changed``, the post-run check's answer when the caller has it, else checked here."""
     if all(f.fixture_digest == before.digest or f.fixture_format == FORMAT
-           for pid in failed for f in p.ledger.for_id(pid)):
+           for pid in failed for f in oracle_pack.ledger.for_id(pid)):
         return None  # no freeze of a failed property may hold a tree-v1 digest of other fixtures
-    if changed if changed is not None else fixtures_changed(p, tree, before):
+    if changed if changed is not None else fixtures_changed(oracle_pack, tree, before):
         return None
-    return fixture_digest(p, tree, revision, fresh=True, format=TREE_V1)[0].digest
+    return fixture_digest(oracle_pack, tree, revision, fresh=True, format=TREE_V1)[0].digest
 
 
-def fixtures_changed(p: Pack, tree: Path, before: Scan) -> list[str]:
+def fixtures_changed(oracle_pack: Pack, tree: Path, before: Scan) -> list[str]:
     """Fixture paths (``pack/…``, ``repo/…``) added, removed or changed since ``before`` (a scan
     from :func:`fixture_digest`): the post-run check, by stamps, reading only files whose
     stamp moved (:func:`verdict_gate.host.hashing.changed_since`)."""
-    return changed_since(before, pack_fixture_entries(p) + repo_fixture_entries(tree, p.catalog))
+    return changed_since(before, pack_fixture_entries(oracle_pack) + repo_fixture_entries(tree, oracle_pack.catalog))
 
 
 def current_ledger(ledger: Ledger, record: dict[str, Any]) -> tuple[Ledger, int]:

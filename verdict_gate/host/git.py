@@ -22,7 +22,7 @@ SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 # archiving one 2 GiB fixture blob showed 2 GB of resident memory. Small windows, few of them:
 # measured 70 MB for the same checkout (docs/design.md §4, "Memory").
 LOW_MEMORY = ("-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=64m")
-# The gate's hard links to the work tree's fixtures (run.checkout) move those files' ctime, and git's index
+# The gate's hard links to the work tree's fixtures (host.checkout) move those files' ctime, and git's index
 # would then call every one of them changed, and hash it again, at the next status. Our own reads of the
 # work tree compare size, mtime, inode and contents, as git does, but not ctime.
 NO_CTIME = ("-c", "core.trustctime=false")

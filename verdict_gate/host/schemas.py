@@ -69,7 +69,7 @@ def validator(name: str) -> Any:
 # the dependency. A valid document (nearly every one) costs that function; an invalid one is
 # validated again by jsonschema, which alone writes the message, so the messages are exactly
 # jsonschema's. A schema using a keyword the compiler does not know (the SARIF schema, a future
-# keyword) is never compiled: jsonschema validates it every time. tests/test_validate_fast.py
+# keyword) is never compiled: jsonschema validates it every time. tests/test_schemas_fast.py
 # checks the compiled function against jsonschema on generated documents.
 
 Predicate = Callable[[Any], bool]

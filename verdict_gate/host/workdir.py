@@ -176,9 +176,9 @@ RAM_DIR = Path("/dev/shm")
 PACK_RAM_ENV = "VERDICT_GATE_PACK_IN_RAM"  # "0": extract the pack beside the worktrees
 
 
-def ram_parent(temp_parent: Path | None) -> Path | None:
+def ram_parent() -> Path | None:
     """Where the pack is extracted, when not inside the run's scratch directory: a RAM file system
-    (``/dev/shm``) when the caller named no temp dir, ``$TMPDIR`` is unset, ``$VERDICT_GATE_PACK_IN_RAM``
+    (``/dev/shm``) when ``$TMPDIR`` is unset, ``$VERDICT_GATE_PACK_IN_RAM``
     is not ``0``, and it has room for twice the largest pack (:data:`verdict_gate.pack.extract.MAX_BYTES`:
     the archive and its files); else ``None``.
 
@@ -188,7 +188,7 @@ def ram_parent(temp_parent: Path | None) -> Path | None:
     only the pack's fixtures, bound read-only at their path, as before; on disk the pack stays inside
     the scratch directory, which the sandbox hides.
     """
-    if temp_parent is not None or os.environ.get("TMPDIR") or os.environ.get(PACK_RAM_ENV, "").strip() == "0":
+    if os.environ.get("TMPDIR") or os.environ.get(PACK_RAM_ENV, "").strip() == "0":
         return None
     from verdict_gate.pack.extract import MAX_BYTES
 

@@ -49,6 +49,8 @@ from verdict_gate.core.errors import GateError, VoidError
 if TYPE_CHECKING:  # requests and urllib3 load when a client is made: start-up stays fast (issue 10)
     import requests
 
+MAX_REDIRECTS = 3  # hops one download may take (GitHub's artifact downloads take one)
+
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"  # X-GitHub-Api-Version (docs.github.com, "API Versions")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -300,11 +302,11 @@ class Client:
 
     def download(self, url: str, dest: Path, *, headers: Mapping[str, str] | None = None,
                  expected_sha256: str | None = None, what: str = "oracle pack download",
-                 auth: Auth | None = None, max_redirects: int = 3) -> Download:
+                 auth: Auth | None = None) -> Download:
         """Stream ``url`` to ``dest`` (created; removed again on failure) and return its sha256.
 
         ``auth`` applies to ``url`` only. Redirects are followed here, at once, up to
-        ``max_redirects``, never from https to http, and never with credentials: the
+        :data:`MAX_REDIRECTS`, never from https to http, and never with credentials: the
         redirected requests carry no ``Authorization`` (not even from ``~/.netrc``). A transfer
         cut off mid-body starts again from ``url`` (a fresh, short-lived redirect).
 
@@ -319,7 +321,7 @@ class Client:
         cap = self.limits.max_download_bytes
         for attempt in range(self.limits.retries + 1):
             try:
-                return self._download_once(url, dest, headers or {}, expected_sha256, what, cap, auth, max_redirects)
+                return self._download_once(url, dest, headers or {}, expected_sha256, what, cap, auth)
             except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError) as exc:
                 dest.unlink(missing_ok=True)
                 if attempt == self.limits.retries:
@@ -332,9 +334,9 @@ class Client:
         raise AssertionError("unreachable")
 
     def _download_once(self, url: str, dest: Path, headers: Mapping[str, str], expected: str | None,
-                       what: str, cap: int, auth: Auth | None, max_redirects: int) -> Download:
+                       what: str, cap: int, auth: Auth | None) -> Download:
         current, send, hook = url, dict(headers), auth
-        for _hop in range(max_redirects + 1):
+        for _hop in range(MAX_REDIRECTS + 1):
             response = self.get(current, headers=send, stream=True, what=what, auth=hook)
             if response.is_redirect:
                 location = response.headers.get("Location", "")
@@ -349,7 +351,7 @@ class Client:
                 continue
             break
         else:
-            raise self._error(what, url, f"redirected more than {max_redirects} times", "serve the pack directly")
+            raise self._error(what, url, f"redirected more than {MAX_REDIRECTS} times", "serve the pack directly")
         with response:
             if response.status_code != 200:
                 raise self._status_error(what, current, response)

@@ -13,17 +13,16 @@ option or a network failure is :class:`GateError` (exit 2).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from verdict_gate.core.progress import Progress
 from verdict_gate.pack.extract import discard
 from verdict_gate.pack.parse import parse_source
 from verdict_gate.pack.source import Context, PackOptions, Source
 from verdict_gate.pack.verify import Pack, verify
-
-Progress = Callable[[str], None]
 
 
 def load(source: str, repo: Path, work: Path, *, options: PackOptions | None = None,

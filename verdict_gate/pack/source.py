@@ -9,19 +9,19 @@ messages and evidence) and ``materialise(ctx) -> str``: put the pack's files int
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from verdict_gate.core.errors import GateError
+from verdict_gate.core.progress import Progress
 from verdict_gate.pack import http
 from verdict_gate.pack.extract import MAX_BYTES, MAX_MEMBERS
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)

@@ -9,17 +9,15 @@ line every long step prints.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.progress import Progress
 from verdict_gate.report import render_all, render_shard
 from verdict_gate.report.jsonout import dumps, run_document
 from verdict_gate.report.terminal import terminal_table
 from verdict_gate.report.writer import write_files
-
-Progress = Callable[[str], None]
 
 
 def printer(stream: TextIO) -> Progress:

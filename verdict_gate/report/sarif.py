@@ -19,7 +19,6 @@ from verdict_gate.report.rows import cause, location, ordered, signature
 from verdict_gate.report.rules import INFO_URI, RULES, help_markdown, help_text, help_uri
 
 # The rule texts (short, full, help, helpUri) live in verdict_gate/report/rules.py, one per reason.
-RULE_TEXT = {reason: rule.short for reason, rule in RULES.items()}
 
 
 def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:

@@ -11,7 +11,6 @@ from verdict_gate.report.rows import counts, signature
 # Every evidence file, in the order they are written; the JSON ones with their schema (schemas/NAME.schema.json).
 FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
          "results.sarif", "summary.md")
-SHARD_FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "shard.json")
 SCHEMA_OF = {"fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited",
              "base.sig.json": "base_sig", "runs.json": "runs", "verdicts.json": "verdicts",
              "results.sarif": "sarif-2.1.0", "shard.json": "shard"}

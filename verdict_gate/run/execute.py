@@ -16,32 +16,31 @@ from typing import Any
 
 from verdict_gate.boundary import results as stream
 from verdict_gate.core.catalog import Property
-from verdict_gate.core.digest import Scan
+from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import RunRecord, run_record
 from verdict_gate.host.checkout import written_through
-from verdict_gate.host.fixtures import fixture_digest, fixtures_changed, glob_roots
+from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.pack import Pack
 from verdict_gate.run import runner
 
-Progress = Callable[[str], None]
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
-def workspace(p: Pack, tree: Path, scratch: Path, hidden: Sequence[Path] = (),
-              plan: Mapping[str, Mapping[str, Any]] | None = None) -> runner.Workspace:
+def workspace(oracle_pack: Pack, tree: Path, scratch: Path, hidden: Sequence[Path] = (),
+              passes: Mapping[str, Mapping[str, Any]] | None = None) -> runner.Workspace:
     """The runner's workspace; ``hidden``: directories the candidate worker must not see (the gate's
     temp dir, the repository, ``$HOME``)."""
-    catalog = p.catalog
+    catalog = oracle_pack.catalog
     root = tree.resolve()
     # A python_path entry that is (or goes through) a symbolic link out of the tree would put a host
     # directory on the worker's path and in its mounts: such an entry is left out (its imports fail).
     py_path = tuple(path for path in ((tree / entry).resolve() for entry in catalog.python_path)
                     if path == root or root in path.parents)
-    watch = [p.dir / "fixtures"] + [tree / r for r in glob_roots(catalog.paths.fixtures) if r]
+    watch = [oracle_pack.dir / "fixtures"] + [tree / r for r in glob_roots(catalog.paths.fixtures) if r]
     return runner.Workspace(
-        pack_dir=p.dir, tree_dir=tree, python_path=py_path,
-        roots=((p.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
-        hidden=tuple(hidden), plan=dict(plan or {}), modules=tuple(catalog.modules),
+        pack_dir=oracle_pack.dir, tree_dir=tree, python_path=py_path,
+        roots=((oracle_pack.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
+        hidden=tuple(hidden), passes=dict(passes or {}), modules=tuple(catalog.modules),
     )
 
 
@@ -51,7 +50,7 @@ class Execution:
     record, the number of tests pytest ran, and notices for the user."""
 
     records: dict[str, RunRecord]
-    digest: dict[str, Any]
+    fixture: dict[str, Any]
     items: int
     notices: list[str]
     phase_failures: list[str] = field(default_factory=list)
@@ -59,12 +58,12 @@ class Execution:
     mutated: list[str] = field(default_factory=list)  # fixture paths the post-run check found changed
 
 
-def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_revision: str,
+def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: str, base_revision: str,
             scratch: Path, progress: Progress,
-            digest: tuple[Scan, dict[str, Any]] | None = None, *, repo: Path | None = None,
-            plan: Mapping[str, Mapping[str, Any]] | None = None, jobs: int | None = None,
+            fixtures: Digested | None = None, *, repo: Path | None = None,
+            passes: Mapping[str, Mapping[str, Any]] | None = None, jobs: int | None = None,
             slot: Slot | None = None, cancel: threading.Event | None = None) -> Execution:
-    """Fixture digest (unless the caller already has it as ``digest``), then run ``props`` on ``tree``
+    """Fixture digest (unless the caller already has it as ``fixtures``), then run ``props`` on ``tree``
     in up to ``jobs`` oracle processes at once (``None``: :func:`runner.default_jobs`).
 
     ``scratch`` is a directory inside the run's temp dir: that whole temp dir (the pack, the other
@@ -72,33 +71,34 @@ def execute(props: Sequence[Property], p: Pack, tree: Path, revision: str, base_
 
     After the run the fixtures are checked again (by stamps, reading only files whose stamp moved,
     docs/design.md §4): a change means some property mutated them.
-    ``plan``: per property id, the extra passes to run (``example_log``, ``fresh_seed``, ``fresh_examples``).
+    ``passes``: per property id, the extra passes to run (``example_log``, ``fresh_seed``, ``fresh_examples``).
     ``slot`` and ``cancel``: for a run beside another one (:class:`Slots`, :func:`runner.run_properties`).
 
     Raises:
         runner.Cancelled: ``cancel`` was set.
     """
     notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
-               for entry in p.catalog.python_path if not (tree / entry).is_dir()]
+               for entry in oracle_pack.catalog.python_path if not (tree / entry).is_dir()]
     notices += [f"python_path entry {entry!r} of {revision[:12]} is a symbolic link out of the tree: left out"
-                for entry in p.catalog.python_path
+                for entry in oracle_pack.catalog.python_path
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
-    result, record = digest or fixture_digest(p, tree, revision)
+    result, record = fixtures or fixture_digest(oracle_pack, tree, revision)
     hidden = [scratch.parent, Path(os.path.expanduser("~"))] + ([repo] if repo is not None else [])
-    ws = workspace(p, tree, scratch, hidden, plan)
+    ws = workspace(oracle_pack, tree, scratch, hidden, passes)
     before = result.digest
     ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
-           else runner.Outcome({}, []))
+           else runner.RawResults({}, []))
     raw = ran.results
-    mutated = fixtures_changed(p, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
+    mutated = fixtures_changed(oracle_pack, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
     notices += written_through(tree, repo, mutated)
     by_id = {prop.id: prop for prop in props}
     uncollected = sorted(pid for pid, r in raw.items() if r.get("event") == stream.UNCOLLECTED)
     raw = {pid: r for pid, r in raw.items() if r.get("event") != stream.UNCOLLECTED}
     # The fixtures changed but no single property was caught doing it: fail closed.
     blame_all = bool(mutated) and not any(r.get("fixture_mutated") for r in raw.values())
-    tmp_paths = [str(tree), str(p.dir), str(scratch), os.path.realpath(tree), os.path.realpath(p.dir)]
+    tmp_paths = [str(tree), str(oracle_pack.dir), str(scratch), os.path.realpath(tree),
+                 os.path.realpath(oracle_pack.dir)]
     records = {
         pid: run_record(r, by_id[pid], before, base_revision, tmp_paths,
                         fixture_mutated=True if blame_all and not by_id[pid].mutates_fixture else None)

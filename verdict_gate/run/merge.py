@@ -23,6 +23,7 @@ from verdict_gate import pack
 from verdict_gate.core import shard as shards
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import (
     BaseSigRecord,
     RecordError,
@@ -35,7 +36,7 @@ from verdict_gate.core.records import (
 from verdict_gate.host import git, schemas
 from verdict_gate.host.workdir import scratch_dir
 from verdict_gate.run.execute import Execution
-from verdict_gate.run.pipeline import Progress, load_pack, revisions, score_run, split_diff
+from verdict_gate.run.pipeline import load_pack, revisions, score_run, split_diff
 
 FIX = "pass the directories `verdict-gate run --shard K/N --out DIR` wrote (download every shard's artifact)"
 
@@ -137,8 +138,7 @@ def read_shards(dirs: Sequence[Path]) -> list[Shard]:
 
 
 def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, policy: str | None,
-          today: dt.date, progress: Progress, pack_options: pack.PackOptions | None = None,
-          temp_parent: Path | None = None) -> Evidence:
+          today: dt.date, progress: Progress, pack_options: pack.PackOptions | None = None) -> Evidence:
     """The decision of a sharded run. Returns the :class:`Evidence` (its outcome set), like
     :func:`verdict_gate.run.pipeline.run`.
 
@@ -147,19 +147,19 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     """
     got = read_shards(dirs)
     ev = revisions(git.toplevel(repo), base_ref)
-    with scratch_dir(temp_parent) as scratch:
-        p = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
-        if p is None:
+    with scratch_dir() as scratch:
+        oracle_pack = load_pack(ev, pack_source, pack_options, policy, scratch, progress)
+        if oracle_pack is None:
             return ev
-        parts = split_diff(ev, p, progress)
+        parts = split_diff(ev, oracle_pack, progress)
         if parts.void:
             return ev
     progress(f"merging {len(got)} shard{'s' if len(got) != 1 else ''}")
     void = next((s for s in got if s.header["outcome"] == "void"), None)
     if void is not None:
         return ev.void(f"{void.label}: {void.header['void_reason'] or 'void'}")
-    ids = [q.id for q in p.catalog.properties if q.id not in parts.oracle_moved]
-    expected = {"head_revision": ev.head_revision, "base_revision": ev.base_revision, "pack_sha256": p.sha256}
+    ids = [q.id for q in oracle_pack.catalog.properties if q.id not in parts.oracle_moved]
+    expected = {"head_revision": ev.head_revision, "base_revision": ev.base_revision, "pack_sha256": oracle_pack.sha256}
     problems = shards.problems([(s.where, s.header) for s in got], expected, ids)
     for s in got:
         problems += s.inconsistencies(ids)
@@ -197,9 +197,9 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
                          runs={pid: runs[pid] for pid in ids if pid in runs}, run_id=ev.run_id)
     ev.base_sig = BaseSigRecord(base_revision=ev.base_revision, fixture_digest=first.base_sig.fixture_digest,
                                 replays=tuple(replays[pid] for pid in ids if pid in replays))
-    done = Execution(records=dict(ev.runs.runs), digest=fixture, items=items, notices=[],
+    done = Execution(records=dict(ev.runs.runs), fixture=fixture, items=items, notices=[],
                      phase_failures=phase_failures)
-    score_run(ev, p, parts, done, today)
+    score_run(ev, oracle_pack, parts, done, today)
     if problems:
         ev.notices += problems
         ev.outcome = "incomplete"

@@ -21,7 +21,6 @@ import datetime as dt
 import os
 import shlex
 import threading
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -32,19 +31,18 @@ from verdict_gate.core.catalog import Property
 from verdict_gate.core.digest import TREE_V1, Scan
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.evidence import Evidence
+from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.host import checkout, forks, git
-from verdict_gate.host.fixtures import current_ledger, fixture_digest, legacy_digest
+from verdict_gate.host.fixtures import Digested, current_ledger, fixture_digest, legacy_digest
 from verdict_gate.host.workdir import RAM_DIR, ram_parent, scratch_dir, sweep
 from verdict_gate.report.text import printable
 from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Execution, Slot, Slots, execute
 from verdict_gate.run.replay import replay
-
-Progress = Callable[[str], None]
 
 
 def today(value: str | None = None) -> dt.date:
@@ -102,7 +100,7 @@ def check_pack_root(source: str, repo: Path, pack_root: str, pinned: bool = Fals
 
 
 def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, today: dt.date,
-        progress: Progress, temp_parent: Path | None = None, pack_options: pack.PackOptions | None = None,
+        progress: Progress, pack_options: pack.PackOptions | None = None,
         jobs: int | None = None, shard: ShardSpec | None = None) -> Evidence:
     """The whole pipeline. Returns the :class:`Evidence` (its outcome always set, except for a shard that
     was not void); writing it is the caller's.
@@ -122,45 +120,45 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         ev.shard = {"index": shard.index, "count": shard.count, "properties": []}
     if RAM_DIR.is_dir():  # also when this run will not use it: an earlier, killed one may have
         sweep([RAM_DIR])
-    ram = ram_parent(temp_parent)
-    with scratch_dir(temp_parent) as scratch, \
+    ram = ram_parent()
+    with scratch_dir() as scratch, \
             (scratch_dir(ram) if ram else contextlib.nullcontext(scratch)) as pack_work:
-        p = load_pack(ev, pack_source, pack_options, policy, pack_work, progress)
-        if p is None:
+        oracle_pack = load_pack(ev, pack_source, pack_options, policy, pack_work, progress)
+        if oracle_pack is None:
             return ev
         # The base's tree is made beside the candidate's, before any digest (checkout.trees says why),
         # when the ledger has properties to replay on it.
-        revs = [ev.head_revision] + ([ev.base_revision] if p.ledger.prop_ids() else [])
-        with checkout.trees(repo, revs, scratch, p.catalog, progress) as made:
+        revs = [ev.head_revision] + ([ev.base_revision] if oracle_pack.ledger.prop_ids() else [])
+        with checkout.trees(repo, revs, scratch, oracle_pack.catalog, progress) as made:
             cand, base_tree = made.paths[0], (made.paths[1] if len(made.paths) > 1 else None)
-            digest = digest_fixtures(ev, p, cand, progress, git_blobs=bool(made.linked))
-            if digest is None:
+            fixtures = digest_fixtures(ev, oracle_pack, cand, progress, git_blobs=bool(made.linked))
+            if fixtures is None:
                 return ev
             if made.linked:
-                verified = verify_links(ev, p, repo, revs, made, digest, progress)
+                verified = verify_links(ev, oracle_pack, repo, revs, made, fixtures, progress)
                 if verified is None:
                     return ev
-                made, digest = verified
+                made, fixtures = verified
             same_fixtures = 1 in made.twins
-            parts = split_diff(ev, p, progress)
+            parts = split_diff(ev, oracle_pack, progress)
             if parts.void:
                 return ev
             ev.run_id = ev.run_id or new_run_id()
             only = None
             if shard is not None:
-                mine = share([q.id for q in p.catalog.properties if q.id not in parts.oracle_moved], shard)
+                mine = share([q.id for q in oracle_pack.catalog.properties if q.id not in parts.oracle_moved], shard)
                 only = set(mine)
                 assert ev.shard is not None
-                ev.shard.update(properties=mine, pack_sha256=p.sha256)
+                ev.shard.update(properties=mine, pack_sha256=oracle_pack.sha256)
                 progress(f"shard {shard}: {len(mine)} of the catalog's properties")
-            done = base_and_candidate(ev, p, cand, parts, digest, scratch, progress, jobs, only, base_tree,
+            done = base_and_candidate(ev, oracle_pack, cand, parts, fixtures, scratch, progress, jobs, only, base_tree,
                                       same_fixtures)
-            fresh_replay(ev, p, done, scratch, progress, base_tree)
+            fresh_replay(ev, oracle_pack, done, scratch, progress, base_tree)
         if shard is not None:
             assert ev.shard is not None
             ev.shard.update(items=done.items, phase_failures=list(done.phase_failures))
             return ev
-        score_run(ev, p, parts, done, today)
+        score_run(ev, oracle_pack, parts, done, today)
         return ev
 
 
@@ -186,28 +184,28 @@ def load_pack(ev: Evidence, source: str, options: pack.PackOptions | None, polic
     progress(f"loading oracle pack {pack.redact(source)}")
     origin: dict[str, Any] = {}  # filled as the load learns it: kind, sha256, artifact and run ids
     try:
-        p = pack.load(source, repo, scratch, options=options, origin=origin, progress=progress)
+        oracle_pack = pack.load(source, repo, scratch, options=options, origin=origin, progress=progress)
     except VoidError as exc:
         ev.pack = {"source": pack.redact(source), **origin}
         ev.void(str(exc))
         return None
-    catalog = p.catalog
+    catalog = oracle_pack.catalog
     check_pack_root(source, repo, catalog.pack_root, pinned=bool(options is not None and options.sha256))
     if source.startswith("git:"):
         rev = source[4:].partition(":")[0]
         if git.resolve(repo, rev, "pack revision") == ev.head_revision:
             ev.notices.append(f"the pack is read from {rev}, the candidate itself: that is not a protected "
                               "source (use the base branch, e.g. git:origin/main:oracle)")
-    ev.pack = {**p.origin, "files": len(p.manifest), "pack_root": catalog.pack_root}
+    ev.pack = {**oracle_pack.origin, "files": len(oracle_pack.manifest), "pack_root": catalog.pack_root}
     ev.policy = policy or catalog.policy
     ev.freeze_base = catalog.freeze_base
     ev.claimed = catalog.claimed
     ev.properties = catalog.by_id()
-    return p
+    return oracle_pack
 
 
-def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress,
-                    git_blobs: bool = False) -> tuple[Scan, dict[str, Any]] | None:
+def digest_fixtures(ev: Evidence, oracle_pack: pack.Pack, cand: Path, progress: Progress,
+                    git_blobs: bool = False) -> Digested | None:
     """Step 2: the candidate's fixture digest, or ``None`` with ``ev`` void (it cannot be digested);
     ``git_blobs``: with each repository fixture's git blob id (for :func:`verify_links`)."""
     progress("fixture digest")
@@ -215,7 +213,7 @@ def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress,
     # no other thread runs (docs/design.md §4).
     parallel = forks.fork_map if threading.active_count() == 1 else None
     try:
-        digest = fixture_digest(p, cand, ev.head_revision, parallel=parallel, git_blobs=git_blobs)
+        fixtures = fixture_digest(oracle_pack, cand, ev.head_revision, parallel=parallel, git_blobs=git_blobs)
     except GateError as exc:
         # The candidate's own tree cannot be digested (a link or special file among its
         # fixtures): it cannot be scored, whatever else the patch does.
@@ -224,12 +222,12 @@ def digest_fixtures(ev: Evidence, p: pack.Pack, cand: Path, progress: Progress,
         ev.void(f"the candidate's fixtures cannot be digested: {where} {exc.problem}\n  fix: {printable(fix)} "
                 "(commit the change; the catalog's paths.fixtures names the fixture roots)")
         return None
-    ev.fixture = digest[1]
-    return digest
+    ev.fixture = fixtures[1]
+    return fixtures
 
 
-def verify_links(ev: Evidence, p: pack.Pack, repo: Path, revs: list[str], made: checkout.Trees,
-                 digest: tuple[Scan, dict[str, Any]], progress: Progress
+def verify_links(ev: Evidence, oracle_pack: pack.Pack, repo: Path, revs: list[str], made: checkout.Trees,
+                 fixtures: Digested, progress: Progress
                  ) -> tuple[checkout.Trees, tuple[Scan, dict[str, Any]]] | None:
     """Step 2b: prove that the candidate's linked fixtures are the committed blobs, as the digest read
     them (:func:`verdict_gate.host.checkout.unverified`, from the digest's own read). Files that are not
@@ -237,14 +235,14 @@ def verify_links(ev: Evidence, p: pack.Pack, repo: Path, revs: list[str], made: 
     out instead and the digest is taken again; if that one fails the proof too, ``ev`` is void and
     ``None`` returned.
     """
-    bad = checkout.unverified(made.linked, digest[0].blobs)
+    bad = checkout.unverified(made.linked, fixtures[0].blobs)
     if not bad:
-        return made, digest
+        return made, fixtures
     shown = ", ".join(printable(b) for b in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
     ev.notices.append(f"{len(bad)} work-tree fixture file(s) were not their committed bytes when the digest read "
                       f"them ({shown}): checked out instead; do not edit fixtures while the gate runs")
     made = checkout.check_out_instead(repo, revs, made, bad)
-    again = digest_fixtures(ev, p, made.paths[0], progress, git_blobs=True)
+    again = digest_fixtures(ev, oracle_pack, made.paths[0], progress, git_blobs=True)
     if again is None:
         return None
     still = checkout.unverified(made.linked, again[0].blobs)
@@ -255,7 +253,7 @@ def verify_links(ev: Evidence, p: pack.Pack, repo: Path, revs: list[str], made: 
     return made, again
 
 
-def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Split:
+def split_diff(ev: Evidence, oracle_pack: pack.Pack, progress: Progress) -> diffsplit.Split:
     """Step 3: the diff's buckets (``oracle_edited.json``); an edit to a control file makes ``ev`` void."""
     head = ev.head_revision
     progress(f"splitting the diff {ev.base_revision[:12]}...{head[:12]}")
@@ -264,7 +262,7 @@ def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Spli
         changes = diffsplit.parse_name_status(raw_diff)
     except diffsplit.DiffParseError as exc:
         raise RuntimeError(f"git diff output could not be parsed: {exc}") from None
-    parts = diffsplit.split(changes, p.catalog)
+    parts = diffsplit.split(changes, oracle_pack.catalog)
     if not changes:
         ev.notices.append(f"the diff {ev.base_revision[:12]}...{head[:12]} is empty: HEAD adds nothing to the base")
     ev.oracle_edited = {
@@ -284,13 +282,13 @@ def split_diff(ev: Evidence, p: pack.Pack, progress: Progress) -> diffsplit.Spli
 PARALLEL_ENV = "VERDICT_GATE_PARALLEL_REPLAY"  # "0": the base replay first, then the candidate run
 
 
-def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
-                       digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
+def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffsplit.Split,
+                       fixtures: Digested, scratch: Path, progress: Progress,
                        jobs: int | None = None, only: set[str] | None = None,
                        base_tree: Path | None = None, same_fixtures: bool = False) -> Execution:
     """Steps 4 and 5: the base replay (``ev.base_sig``, on ``base_tree`` when given, else on a worktree
     of its own) and the candidate run (returned). ``same_fixtures``: ``base_tree``'s fixtures are the
-    candidate's files (:attr:`verdict_gate.host.checkout.Trees.twins`), so ``digest`` is the base's too.
+    candidate's files (:attr:`verdict_gate.host.checkout.Trees.twins`), so ``fixtures`` are the base's too.
 
     With a budget of two or more oracle processes (``jobs``, else :func:`runner.default_jobs`) and a
     frozen property to replay, the base replay runs in a thread beside the candidate run: each on its
@@ -304,10 +302,10 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
         GateError, VoidError: from either step; the base replay's first, as when it runs first.
     """
     budget = jobs if jobs is not None else runner.default_jobs()
-    shared = digest if same_fixtures else None
-    if budget < 2 or not replay_ids(p, parts, only) or os.environ.get(PARALLEL_ENV, "").strip() == "0":
-        ev.base_sig = base_replay(ev, p, parts, scratch, progress, only, tree=base_tree, same=shared)
-        return candidate_run(ev, p, cand, parts, digest, scratch, progress, jobs, only)
+    shared = fixtures if same_fixtures else None
+    if budget < 2 or not replay_ids(oracle_pack, parts, only) or os.environ.get(PARALLEL_ENV, "").strip() == "0":
+        ev.base_sig = base_replay(ev, oracle_pack, parts, scratch, progress, only, tree=base_tree, same=shared)
+        return candidate_run(ev, oracle_pack, cand, parts, fixtures, scratch, progress, jobs, only)
     lock = threading.Lock()
 
     def lines(prefix: str) -> Progress:
@@ -317,7 +315,7 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
         return say
 
     slots = Slots(budget)
-    for level in {prop.isolation for prop in p.catalog.properties} - {"none"}:
+    for level in {prop.isolation for prop in oracle_pack.catalog.properties} - {"none"}:
         # Probed once per process, here: a probe's process started beside a run could be swept as a stray.
         with contextlib.suppress(sandbox.Unavailable):
             sandbox.plan(level, readonly=[], hidden=[], cwd=str(cand))
@@ -327,14 +325,14 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
 
     def replay_base() -> None:
         try:
-            base["sig"] = base_replay(ev, p, parts, scratch, _silent, only, tree=base_tree, same=shared,
+            base["sig"] = base_replay(ev, oracle_pack, parts, scratch, _silent, only, tree=base_tree, same=shared,
                                       notices=base_notices, jobs=budget,
                                       slot=slots.slot(1, stop_base), cancel=stop_base, lines=lines("base: "))
         except BaseException as exc:  # handed to the caller's thread below
             base["error"] = exc
             stop_candidate.set()  # the base replay's error is the run's (it would have stopped it first)
 
-    lines("")(_replay_headline(ev, replay_ids(p, parts, only)) + f", beside the candidate run ({budget} "
+    lines("")(_replay_headline(ev, replay_ids(oracle_pack, parts, only)) + f", beside the candidate run ({budget} "
                                                                  "oracle processes at once between them)")
     mark = len(ev.notices)
     thread = threading.Thread(target=replay_base, name="verdict-gate-base-replay")
@@ -342,7 +340,7 @@ def base_and_candidate(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.
     failure: BaseException | None = None
     try:
         thread.start()
-        done = candidate_run(ev, p, cand, parts, digest, scratch, lines(""), budget, only,
+        done = candidate_run(ev, oracle_pack, cand, parts, fixtures, scratch, lines(""), budget, only,
                              slot=slots.slot(0, stop_candidate), cancel=stop_candidate)
     except BaseException as exc:
         failure = exc
@@ -382,12 +380,12 @@ def _replay_headline(ev: Evidence, ids: list[str]) -> str:
     return f"base replay of {len(ids)} frozen propert{'y' if len(ids) == 1 else 'ies'} on {ev.base_revision[:12]}"
 
 
-def replay_ids(p: pack.Pack, parts: diffsplit.Split, only: set[str] | None = None) -> list[str]:
+def replay_ids(oracle_pack: pack.Pack, parts: diffsplit.Split, only: set[str] | None = None) -> list[str]:
     """The ledger's properties whose oracle is not edited (and, for a shard, in ``only``): the base replay's."""
-    return [i for i in p.ledger.prop_ids() if i not in parts.oracle_moved and (only is None or i in only)]
+    return [i for i in oracle_pack.ledger.prop_ids() if i not in parts.oracle_moved and (only is None or i in only)]
 
 
-def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Path,
+def base_replay(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, scratch: Path,
                 progress: Progress, only: set[str] | None = None, *, tree: Path | None = None,
                 same: tuple[Scan, dict[str, Any]] | None = None, notices: list[str] | None = None,
                 lines: Progress | None = None, jobs: int | None = None, slot: Slot | None = None,
@@ -400,56 +398,57 @@ def base_replay(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, scratch: Pat
     candidate's fixture digest, when ``tree``'s fixtures are the candidate's files (it is then the base's
     too, with the base's revision).
     """
-    to_replay = replay_ids(p, parts, only)
+    to_replay = replay_ids(oracle_pack, parts, only)
     assert ev.fixture is not None
     if not to_replay:
         return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture["digest"])
     progress(_replay_headline(ev, to_replay))
     # The frozen properties keep their example logs, and draw their fresh examples on the base right
     # away (the same fresh seeds as the candidate's): their fresh failures need no second replay.
-    plan = {pid: {"example_log": True, **fresh_plan(ev, p.catalog.by_id()[pid])} for pid in to_replay}
-    return replay(Path(ev.repo), ev.base_revision, p, to_replay, scratch, lines or progress,
-                  ev.notices if notices is None else notices, plan=plan, tree=tree, jobs=jobs, slot=slot,
-                  cancel=cancel, digest=_as_base(same, ev.base_revision) if same and tree else None)
+    passes = {pid: {"example_log": True, **fresh_passes(ev, oracle_pack.catalog.by_id()[pid])} for pid in to_replay}
+    return replay(Path(ev.repo), ev.base_revision, oracle_pack, to_replay, scratch, lines or progress,
+                  ev.notices if notices is None else notices, passes=passes, tree=tree, jobs=jobs, slot=slot,
+                  cancel=cancel, fixtures=_as_base(same, ev.base_revision) if same and tree else None)
 
 
-def _as_base(digest: tuple[Scan, dict[str, Any]], revision: str) -> tuple[Scan, dict[str, Any]]:
+def _as_base(fixtures: Digested, revision: str) -> Digested:
     """The candidate's fixture digest as the base tree's, whose fixtures are the same files."""
-    return digest[0], {k: v for k, v in digest[1].items() if k != "compat"} | {"revision": revision}
+    return fixtures[0], {k: v for k, v in fixtures[1].items() if k != "compat"} | {"revision": revision}
 
 
-def fresh_plan(ev: Evidence, prop: Property) -> dict[str, Any]:
+def fresh_passes(ev: Evidence, prop: Property) -> dict[str, Any]:
     """The fresh pass of one property in this run: its fresh seed and example count (none for an example)."""
     if prop.kind != "property" or prop.fresh_examples <= 0 or not ev.run_id:
         return {}
     return {"fresh_seed": fresh_seed(ev.head_revision, ev.run_id, prop.id), "fresh_examples": prop.fresh_examples}
 
 
-def candidate_run(ev: Evidence, p: pack.Pack, cand: Path, parts: diffsplit.Split,
-                  digest: tuple[Scan, dict[str, Any]], scratch: Path, progress: Progress,
+def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffsplit.Split,
+                  fixtures: Digested, scratch: Path, progress: Progress,
                   jobs: int | None = None, only: set[str] | None = None, *, slot: Slot | None = None,
                   cancel: threading.Event | None = None) -> Execution:
     """Step 5: every catalog property whose oracle is not edited (and, for a shard, in ``only``), on the
     candidate (``runs.json``). ``slot``, ``cancel``: as for :func:`execute`."""
-    props = [prop for prop in p.catalog.properties
+    props = [prop for prop in oracle_pack.catalog.properties
              if prop.id not in parts.oracle_moved and (only is None or prop.id in only)]
     progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate "
              f"{ev.head_revision[:12]}")
     cand_scratch = scratch / "candidate"
     cand_scratch.mkdir()
     ev.run_id = run_id = ev.run_id or new_run_id()
-    frozen = set(p.ledger.prop_ids())
-    plan = {prop.id: {"example_log": prop.id in frozen, **fresh_plan(ev, prop)} for prop in props}
-    done = execute(props, p, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, digest,
-                   repo=Path(ev.repo), plan=plan, jobs=jobs, slot=slot, cancel=cancel)
-    check_collected(p, done)  # a node: that does not exist is the catalog's error, before any scoring
+    frozen = set(oracle_pack.ledger.prop_ids())
+    passes = {prop.id: {"example_log": prop.id in frozen, **fresh_passes(ev, prop)} for prop in props}
+    done = execute(props, oracle_pack, cand, ev.head_revision, ev.base_revision, cand_scratch, progress, fixtures,
+                   repo=Path(ev.repo), passes=passes, jobs=jobs, slot=slot, cancel=cancel)
+    check_collected(oracle_pack, done)  # a node: that does not exist is the catalog's error, before any scoring
     ev.notices += done.notices
     ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,
-                         fixture_digest=digest[0].digest, environment=runner.environment_pins(), runs=done.records,
+                         fixture_digest=fixtures[0].digest, environment=runner.environment_pins(), runs=done.records,
                          run_id=run_id)
     # A freeze recorded under tree-v1 stays comparable: the fixtures are read once more, in that
     # format, only when a failed property has a freeze under another digest (docs/design.md §4).
-    legacy = legacy_digest(p, cand, ev.head_revision, digest[0], {pid for pid, r in done.records.items() if r.failed},
+    failed = {pid for pid, r in done.records.items() if r.failed}
+    legacy = legacy_digest(oracle_pack, cand, ev.head_revision, fixtures[0], failed,
                            changed=done.mutated)
     if legacy is not None and ev.fixture is not None:
         ev.fixture["compat"] = {TREE_V1: legacy}
@@ -468,7 +467,7 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, progress: Progress,
+def fresh_replay(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: Path, progress: Progress,
                  base_tree: Path | None = None) -> None:
     """Step 5b (docs/design.md §8.3): a fresh example that failed on the candidate is replayed on the base
     revision with the same fresh seed. Held there → the scoring sees a regression (V16); failed there too →
@@ -478,8 +477,8 @@ def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, pro
     failing = {pid: r for pid, r in done.records.items() if r.fresh_log and any(not e.held for e in r.fresh_log)}
     replay_now = {pid: r for pid, r in failing.items() if pid not in on_base}
     if replay_now:
-        _replay_fresh(ev, p, replay_now, scratch, progress, base_tree)
-    frozen = set(p.ledger.prop_ids())
+        _replay_fresh(ev, oracle_pack, replay_now, scratch, progress, base_tree)
+    frozen = set(oracle_pack.ledger.prop_ids())
     for pid, r in failing.items():
         base = next((x for x in ev.base_sig.replays if x.prop_id == pid), None)
         held = {e.digest for e in (base.fresh_log or ()) if e.held} if base else set()
@@ -494,26 +493,27 @@ def fresh_replay(ev: Evidence, p: pack.Pack, done: Execution, scratch: Path, pro
                 ev.notices.append(
                     f"{pid}: preexisting_failure: a fresh example (fresh seed {r.fresh_seed}) fails on the base "
                     f"revision {ev.base_revision[:12]} too: {shown}; the verdict is unchanged. Once reviewed, "
-                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} --pack {shlex.quote(p.source)} "
+                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} "
+                    f"--pack {shlex.quote(oracle_pack.source)} "
                     f"--only-id {pid} --out base.sig.json "
                     f"&& verdict-gate freeze --base-sig base.sig.json --id {pid} --reason \"…\" "
-                    f"--ledger {p.catalog.pack_root}/freeze_ledger.json")
+                    f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
             else:
                 ev.notices.append(f"{pid}: a fresh example (fresh seed {r.fresh_seed}) that fails on the candidate "
                                   f"was not drawn on the base revision: {shown}")
             break
 
 
-def _replay_fresh(ev: Evidence, p: pack.Pack, failing: dict[str, Any], scratch: Path, progress: Progress,
+def _replay_fresh(ev: Evidence, oracle_pack: pack.Pack, failing: dict[str, Any], scratch: Path, progress: Progress,
                   tree: Path | None) -> None:
     assert ev.base_sig is not None
     progress(f"replaying the fresh examples of {len(failing)} propert{'y' if len(failing) == 1 else 'ies'} "
              f"on the base {ev.base_revision[:12]}")
-    props = p.catalog.by_id()
-    plan = {pid: {"example_log": False, "fresh_seed": r.fresh_seed, "fresh_examples": props[pid].fresh_examples}
+    props = oracle_pack.catalog.by_id()
+    passes = {pid: {"example_log": False, "fresh_seed": r.fresh_seed, "fresh_examples": props[pid].fresh_examples}
             for pid, r in failing.items()}
-    fresh = replay(Path(ev.repo), ev.base_revision, p, sorted(failing), scratch, progress, ev.notices,
-                   plan=plan, name="fresh-replay", tree=tree)
+    fresh = replay(Path(ev.repo), ev.base_revision, oracle_pack, sorted(failing), scratch, progress, ev.notices,
+                   passes=passes, name="fresh-replay", tree=tree)
     by_id = {r.prop_id: r for r in fresh.replays}
     merged = []
     for rec in ev.base_sig.replays:
@@ -523,22 +523,22 @@ def _replay_fresh(ev: Evidence, p: pack.Pack, failing: dict[str, Any], scratch: 
     ev.base_sig = dataclasses.replace(ev.base_sig, replays=tuple(merged))
 
 
-def score_run(ev: Evidence, p: pack.Pack, parts: diffsplit.Split, done: Execution, today: dt.date) -> None:
+def score_run(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, done: Execution, today: dt.date) -> None:
     """Step 6: the verdicts, promotion and outcome, from what the steps before measured."""
     assert ev.base_sig is not None
     repo = Path(ev.repo)
     # One git call per distinct base revision, not per freeze (a ledger of 10,000 freezes names a few).
-    revs = sorted({f.base_revision for f in p.ledger.freezes})
+    revs = sorted({f.base_revision for f in oracle_pack.ledger.freezes})
     ancestors = {rev: git.is_ancestor(repo, rev, ev.base_revision) for rev in revs}
-    ledger, translated = current_ledger(p.ledger, ev.fixture or {"digest": ""})
+    ledger, translated = current_ledger(oracle_pack.ledger, ev.fixture or {"digest": ""})
     if translated:
         ev.notices.append(f"{translated} freeze(s) recorded under the tree-v1 fixture digest matched these fixtures' "
                           "tree-v1 digest; `verdict-gate freeze` records tree-v2")
-    result = score(p.catalog, ledger, done.records, oracle_moved=parts.oracle_moved,
+    result = score(oracle_pack.catalog, ledger, done.records, oracle_moved=parts.oracle_moved,
                    replays=[r.base_sig() for r in ev.base_sig.replays], base_revision=ev.base_revision,
                    ancestors=ancestors, policy=ev.policy, today=today,
-                   ran=sum(prop.id not in parts.oracle_moved for prop in p.catalog.properties), items=done.items,
-                   phase_failures=done.phase_failures)
+                   ran=sum(prop.id not in parts.oracle_moved for prop in oracle_pack.catalog.properties),
+                   items=done.items, phase_failures=done.phase_failures)
     if result.nothing_ran:
         ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
     for failure in done.phase_failures:

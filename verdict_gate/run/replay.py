@@ -8,31 +8,31 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager, nullco
 from pathlib import Path
 from typing import Any, TypeVar
 
-from verdict_gate.core.digest import Scan
 from verdict_gate.core.errors import GateError
+from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord
 from verdict_gate.host import checkout, git
+from verdict_gate.host.fixtures import Digested
 from verdict_gate.pack import Pack, PackOptions, load
 from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
 from verdict_gate.run.execute import Slot, execute
 
-Progress = Callable[[str], None]
 T = TypeVar("T")
 
 
-def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: Path,
+def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, scratch: Path,
            progress: Progress, notices: list[str] | None = None, *,
-           plan: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
+           passes: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
            slot: Slot | None = None, cancel: threading.Event | None = None,
-           tree: Path | None = None, digest: tuple[Scan, dict[str, Any]] | None = None) -> BaseSigRecord:
+           tree: Path | None = None, fixtures: Digested | None = None) -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev`` (``tree``: one the caller
     made, :func:`verdict_gate.host.checkout.trees`, and removes).
 
-    Every replayed property keeps its example log (docs/design.md §8.3) unless ``plan`` (per id: the
+    Every replayed property keeps its example log (docs/design.md §8.3) unless ``passes`` (per id: the
     runner's extra passes) says otherwise; ``name`` is the scratch subdirectory of this replay.
-    ``jobs``, ``slot``, ``cancel``, ``digest``: as for :func:`verdict_gate.run.execute.execute` (a replay
-    beside the candidate run shares its budget of processes; ``digest`` only with ``tree``).
+    ``jobs``, ``slot``, ``cancel``, ``fixtures``: as for :func:`verdict_gate.run.execute.execute` (a replay
+    beside the candidate run shares its budget of processes; ``fixtures`` only with ``tree``).
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
     A worktree it made is removed on every path.
@@ -41,27 +41,27 @@ def replay(repo: Path, rev: str, p: Pack, only: Sequence[str] | None, scratch: P
         GateError: an id in ``only`` is not in the pack's catalog.
         runner.Cancelled: ``cancel`` was set.
     """
-    ids = list(only) if only else p.ledger.prop_ids()
-    known = p.catalog.by_id()
+    ids = list(only) if only else oracle_pack.ledger.prop_ids()
+    known = oracle_pack.catalog.by_id()
     unknown = [i for i in ids if i not in known]
     if unknown:
         raise GateError("property id", ", ".join(unknown), "is not in the pack's catalog",
                         f"use one of: {', '.join(known)}")
     props = [known[i] for i in ids]
-    made = (_unswept(checkout.trees(repo, [rev], scratch, p.catalog)) if tree is None
+    made = (_unswept(checkout.trees(repo, [rev], scratch, oracle_pack.catalog)) if tree is None
             else nullcontext(checkout.Trees((tree,))))
     with made as trees:
         tree = trees.paths[0]
         sub = scratch / name
         sub.mkdir()
-        if plan is None:
-            plan = {prop.id: {"example_log": True} for prop in props}
-        done = execute(props, p, tree, rev, rev, sub, progress, digest, repo=repo, plan=plan, jobs=jobs, slot=slot,
-                       cancel=cancel)
-    check_collected(p, done)  # a node: that does not exist is the catalog's error
+        if passes is None:
+            passes = {prop.id: {"example_log": True} for prop in props}
+        done = execute(props, oracle_pack, tree, rev, rev, sub, progress, fixtures, repo=repo, passes=passes, jobs=jobs,
+                       slot=slot, cancel=cancel)
+    check_collected(oracle_pack, done)  # a node: that does not exist is the catalog's error
     if notices is not None:
         notices += [f"base replay: {n}" for n in done.notices]
-    fixture_digest = done.digest["digest"]
+    fixture_digest = done.fixture["digest"]
     replays = []
     for prop in props:
         r = done.records.get(prop.id)
@@ -107,9 +107,9 @@ def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path, *, only: S
     check_out_file(out, "base.sig.json")
     out.parent.mkdir(parents=True, exist_ok=True)  # before the work: a bad path fails now, not after
     with scratch_dir() as scratch:
-        p = load(pack_source, repo, scratch, options=options, progress=progress)
+        oracle_pack = load(pack_source, repo, scratch, options=options, progress=progress)
         notices: list[str] = []
-        doc = replay(repo, commit, p, only, scratch, progress, notices)
+        doc = replay(repo, commit, oracle_pack, only, scratch, progress, notices)
         for line in notices:
             notice(line)
     write_file(out, "base_sig", doc.to_json())

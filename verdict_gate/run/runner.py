@@ -33,6 +33,7 @@ from typing import Any
 from verdict_gate.boundary import results as stream
 from verdict_gate.boundary import sandbox
 from verdict_gate.core.catalog import Property
+from verdict_gate.core.progress import Progress
 from verdict_gate.host.workdir import shared_bytecode_cache
 
 POLL_S = 0.05
@@ -42,7 +43,6 @@ END_GRACE_S = 10.0  # seconds a process may take to exit after its closing recor
 MAX_LINE = 4 * 1024 * 1024  # characters: one results record may not be longer
 ENV_PINS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
 
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,8 @@ class Workspace:
     scratch: Path
     hidden: tuple[Path, ...] = ()
     modules: tuple[str, ...] = ()
-    plan: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id → example_log, fresh_seed, fresh_examples
+    # id → the extra passes of that property: example_log, fresh_seed, fresh_examples
+    passes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def bytecode_cache(scratch: Path, level: str) -> Path:
@@ -165,7 +166,7 @@ def isolation_groups(props: Sequence[Property]) -> list[tuple[str, list[Property
 
 
 @dataclass
-class Outcome:
+class RawResults:
     """What :func:`run_properties` saw: id → the plugin's raw result record, and the phase failures
     (a collection over its bound) that make the run ``incomplete`` rather than crash its properties."""
 
@@ -220,7 +221,7 @@ def default_jobs() -> int:
 
 def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress, jobs: int | None = None, *,
                    slot: Callable[[], AbstractContextManager[int | None]] | None = None,
-                   cancel: threading.Event | None = None) -> Outcome:
+                   cancel: threading.Event | None = None) -> RawResults:
     """Run ``props`` in up to ``jobs`` oracle processes at once (each with its own candidate worker);
     return the raw result records by id and any phase failure.
 
@@ -303,7 +304,7 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     for mine, failures in done:
         results.update(mine)
         phase_failures += failures
-    return Outcome(results, phase_failures)
+    return RawResults(results, phase_failures)
 
 
 def placement(cpus: Sequence[int], index: int, at_once: int) -> tuple[int | None, int | None]:
@@ -364,7 +365,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         "python_path": [str(p) for p in ws.python_path],
         "roots": [[str(root), prefix] for root, prefix in ws.roots],
         "watch": [str(w) for w in ws.watch if w.is_dir()],
-        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, **ws.plan.get(p.id, {})}
+        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, **ws.passes.get(p.id, {})}
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)

@@ -1,4 +1,4 @@
-"""Issue 11: catalog and ledger input refused cleanly and cheaply; flags and --out blamed correctly;
+"""Catalog and ledger input refused cleanly and cheaply; flags and --out blamed correctly;
 a catalog node that does not exist is a configuration error; the package metadata is complete."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from verdict_gate.core.ledger import parse_date
 from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
 from verdict_gate.report.writer import check_out_dir, check_out_file
 from verdict_gate.run.collected import check_collected
+
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
 FREEZE = json.loads((ROOT / "examples" / "orders" / "freeze_ledger.json").read_text())["freezes"][0]
 PROPS = "properties:\n  - {id: a, oracle: properties/a.py, timeout: TIMEOUT}\n"

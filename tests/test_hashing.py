@@ -23,6 +23,8 @@ from verdict_gate.host import hashing
 from verdict_gate.host.forks import fork_map
 from verdict_gate.host.hashing import changed_since, digest_dir, scan, walk
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 
 def write(root: Path, files: dict[str, bytes]) -> None:
     for rel, data in files.items():

@@ -1,4 +1,4 @@
-"""The compiled schema check (the fast path of verdict_gate.core.validate) agrees with jsonschema.
+"""The compiled schema check (the fast path of verdict_gate.host.schemas) agrees with jsonschema.
 
 The fast path only answers "valid"; an invalid document is validated again by jsonschema for the
 message. So the one thing it must never do is call valid what jsonschema calls invalid: these
@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.signature import signature_of
 from verdict_gate.host import schemas
+
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
 ROOT = Path(__file__).resolve().parents[1]
 HEX64 = "0123456789abcdef" * 4

@@ -13,6 +13,8 @@ import pytest
 
 from verdict_gate.host import workdir
 
+pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
+
 
 def _dead_owner() -> str:
     """The mark a process that has exited would have left."""

@@ -93,7 +93,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 os.sched_setaffinity(0, {int(isolation["cpu"])})
         proxy = _boundary(spec, "proxy")
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
-                              readonly=isolation.get("readonly", []), hidden=isolation.get("hidden", []),
+                              readonly=isolation.get("readonly", []), method=isolation.get("method"),
+                              scratch=isolation.get("scratch"), secrets=isolation.get("secrets", []),
                               limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
                               worker_cpu=isolation.get("worker_cpu"), spin_s=float(isolation.get("spin_s") or 0.0),
                               bytecode=sys.pycache_prefix)  # the gate's cache: only oracle code is compiled into it
@@ -106,7 +107,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "collect_errors": {},
         "started": set(),
         "client": client,
-        "isolation": {"level": isolation["level"], "method": "in-process" if client is None else "",
+        "isolation": {"level": isolation["level"], "method": "in-process" if client is None else "unknown",
                       "fences": {}},
     }
     config.stash[_STATE_KEY] = state
@@ -521,7 +522,7 @@ def _isolation_ready(state: dict[str, Any]) -> None:
     if client.unavailable:
         state["isolation"] = {"level": state["isolation"]["level"], "method": "unavailable", "fences": {},
                               "why": str(client.unavailable)[:2000]}
-    elif client.info.get("method"):
+    elif client.info.get("method") != "unknown":
         state["isolation"] = dict(client.info)
 
 
@@ -587,6 +588,10 @@ def _finish(state: dict[str, Any], pid: str) -> None:
     if status == "pass" and acc["skipped_items"]:
         status = "skipped"  # some case was skipped: not every case was checked (vacuous)
     client = state["client"]
+    if client is not None and client.unavailable and state["isolation"].get("method") != "unavailable":
+        # The worker could not be started again (after a crash) at this level: a fault of the host.
+        state["isolation"] = {"level": state["isolation"]["level"], "method": "unavailable", "fences": {},
+                              "why": str(client.unavailable)[:2000]}
     if state["isolation"].get("method") == "unavailable":
         status = "fail"
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.IsolationUnavailable",
@@ -615,8 +620,8 @@ def _finish(state: dict[str, Any], pid: str) -> None:
     _emit(state, _results(state).result(
         pid, status, seed=acc["seed"], hypothesis=acc["hypothesis"], trials=acc["trials"], hits=acc["hits"],
         items=acc["items"], duration_s=round(time.monotonic() - acc["t0"], 6), fixture_mutated=mutated,
-        isolation=dict(state["client"].info) if state["client"] is not None and state["client"].info.get("method")
-        else dict(state["isolation"]), **(acc["failure"] or {}),
+        isolation=dict(state["client"].info) if state["client"] is not None
+        and state["client"].info.get("method") != "unknown" else dict(state["isolation"]), **(acc["failure"] or {}),
         failures=failures if status in ("fail", "crash") else [],
         example_log=acc.get("example_log") if prop.get("example_log") and acc["hypothesis"] else None,
         fresh_seed=prop.get("fresh_seed") if "fresh_log" in acc else None, fresh_log=acc.get("fresh_log")))
@@ -731,3 +736,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # result) has its results discarded by the runner.
     _emit(state, _results(state).end())
     state["out"].close()
+    if state["client"] is not None:
+        state["client"].close()  # the worker, its temp dir and the fence probes' targets

@@ -38,11 +38,62 @@ def commit_all(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``verdict-gate ARGS`` as a subprocess (``python -m verdict_gate``)."""
+def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+        python: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``verdict-gate ARGS`` as a subprocess (``python -m verdict_gate``; ``python``: another interpreter
+    with this checkout installed, e.g. :func:`shared_python`)."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "verdict_gate", *args], cwd=cwd, env=full_env,
+    return subprocess.run([python or sys.executable, "-m", "verdict_gate", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=600)
+
+
+NO_BWRAP = {"VERDICT_GATE_BWRAP": "/nonexistent/bwrap"}  # the gate then fences workers by Landlock and seccomp
+
+
+def others_can_run(python: str) -> bool:
+    """Whether a process of another uid can execute ``python`` (every directory on its real path is
+    searchable by others, and the file is executable by them)."""
+    real = Path(os.path.realpath(python))
+    return all(os.stat(d).st_mode & 0o001 for d in real.parents) and bool(os.stat(real).st_mode & 0o001)
+
+
+def shared_python() -> str | None:
+    """An interpreter with this checkout installed that a worker of its own uid can run (the ``landlock``
+    method as root): ``sys.executable`` when others can run it; else, as root, a virtualenv of Debian's
+    ``/usr/bin/python3`` with the hashed runtime lock and this checkout (editable), made once under
+    ``/var/tmp`` and kept by the lock's hash; ``None`` where none can be made (no /usr/bin/python3)."""
+    if others_can_run(sys.executable):
+        return sys.executable
+    system = "/usr/bin/python3"
+    if os.geteuid() != 0 or not os.path.exists(system) or not others_can_run(system) or \
+            not all(os.stat(d).st_mode & 0o001 for d in [ROOT, *ROOT.parents]):
+        return None
+    import hashlib
+
+    lock = (ROOT / "requirements" / "runtime.txt").read_bytes() + (ROOT / "requirements" / "dev.txt").read_bytes()
+    key = hashlib.sha256(lock + str(ROOT).encode()).hexdigest()[:12]
+    venv = Path("/var/tmp") / f"verdict-gate-test-venv-{key}"
+    python = venv / "bin" / "python"
+    stamp = venv / ".ready"
+    if stamp.exists():
+        return str(python)
+    import fcntl
+
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{venv}.lock", "w") as held:  # xdist workers build it once
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not stamp.exists():
+            build = [(system, "-m", "venv", "--clear", str(venv)),
+                     (str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--require-hashes",
+                      "-r", str(ROOT / "requirements" / "dev.txt")),
+                     (str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                      "--no-build-isolation", "-e", str(ROOT))]
+            for cmd in build:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+                if proc.returncode != 0:
+                    return None
+            stamp.touch()
+    return str(python)
 
 
 def validate_evidence(out: Path) -> dict[str, object]:
@@ -65,9 +116,11 @@ def validate_evidence(out: Path) -> dict[str, object]:
 
 def without_timings(doc: object) -> object:
     """An evidence document minus what differs between two runs of the same inputs: timings
-    (``duration_s``) and the sha256 digests of the files that hold them (``evidence``)."""
+    (``duration_s``), the sha256 digests of the files that hold them (``evidence``), and what names
+    one oracle process (the worker's ``uid``, the fence probes' details: its pid and temp paths)."""
     if isinstance(doc, dict):
-        return {k: without_timings(v) for k, v in doc.items() if k not in ("duration_s", "evidence")}
+        return {k: ({label: {"held": p.get("held")} for label, p in v.items()} if k == "probes" else without_timings(v))
+                for k, v in doc.items() if k not in ("duration_s", "evidence", "uid")}
     if isinstance(doc, list):
         return [without_timings(v) for v in doc]
     return doc

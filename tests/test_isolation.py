@@ -146,13 +146,14 @@ def ops(request: pytest.FixtureRequest, candidate: Path, tmp_path: Path) -> Any:
     secret = tmp_path / "scratch"
     secret.mkdir()
     (secret / "results.jsonl").write_text("{}")
-    client = proxy.Client(request.param, [str(candidate / "src")], str(candidate), hidden=[str(secret)])
+    client = proxy.Client(request.param, [str(candidate / "src")], str(candidate), scratch=str(secret),
+                          secrets=[str(secret / "results.jsonl")])
     try:
         client.start()
     except proxy.IsolationUnavailable as exc:
         pytest.skip(f"isolation level {request.param} unavailable here: {exc}")
     yield _module(client, "calc.ops")
-    client.kill()
+    client.close()
 
 
 VALUES = [
@@ -258,24 +259,25 @@ def test_the_sandbox_fences_hold(candidate: Path, tmp_path: Path) -> None:
     secret = tmp_path / "scratch"
     secret.mkdir()
     (secret / "results.jsonl").write_text("{}")
-    client = proxy.Client("sandbox", [str(candidate / "src")], str(candidate), hidden=[str(secret)])
+    client = proxy.Client("sandbox", [str(candidate / "src")], str(candidate), scratch=str(secret),
+                          secrets=[str(secret / "results.jsonl")])
     try:
         client.start()
     except proxy.IsolationUnavailable as exc:
         pytest.skip(f"no sandbox here: {exc}")
     try:
         ops = _module(client, "calc.ops")
-        assert client.info["level"] == "sandbox"
-        if client.info["method"].startswith("bwrap"):
-            assert client.info["fences"] == {f: True for f in sandbox.FENCES} | {"uid": client.info["fences"]["uid"]}
-            assert not ops.exists(str(secret / "results.jsonl"))
-            with pytest.raises(OSError):
-                ops.connect()
+        assert client.info["level"] == "sandbox" and client.info["method"] in sandbox.METHODS["sandbox"]
+        assert client.info["fences"] == {f: True for f in sandbox.FENCES}
+        assert all(p["held"] for p in client.info["probes"].values()), client.info["probes"]
+        assert not ops.exists(str(secret / "results.jsonl"))
+        with pytest.raises(OSError):
+            ops.connect()
         with pytest.raises(OSError):
             ops.write_tree(str(candidate / "planted.py"))
         assert not (candidate / "planted.py").exists()
     finally:
-        client.kill()
+        client.close()
 
 
 def test_codec_refuses_malformed_frames() -> None:
@@ -298,9 +300,10 @@ def test_codec_refuses_malformed_frames() -> None:
 
 def test_describe_host_names_every_level() -> None:
     host = sandbox.describe_host()
-    assert set(host["levels"]) == {"sandbox", "process", "none"}
-    assert host["levels"]["process"]["available"] is True
-    assert sys.executable
+    assert set(host["levels"]) == set(sandbox.LEVELS)
+    assert host["levels"]["process"] == {"available": True, "method": "process",
+                                         "claims": {"network": False, "filesystem": False, "processes": False,
+                                                    "limits": True}}
 
 
 def test_doctor_reports_every_level_as_text_and_json() -> None:
@@ -318,12 +321,15 @@ def test_doctor_reports_every_level_as_text_and_json() -> None:
 def test_the_interpreter_is_bound_back_under_every_tmpfs(tmp_path: Path) -> None:
     """A gate installed in a clone under /tmp (or a hidden dir) must still find its interpreter and
     its worker inside the sandbox, whose /tmp is a private tmpfs."""
-    argv = sandbox.bwrap_argv("bwrap", userns=True, readonly=[], hidden=[str(tmp_path)], cwd="/", tmp_bytes=1 << 20)
-    binds = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--ro-bind" and argv[i + 1] != "/"}
-    needed = [*sandbox.interpreter_dirs(), os.path.dirname(os.path.abspath(sandbox.__file__))]
+    argv = sandbox.bwrap_argv("bwrap", userns=True, readonly=[str(tmp_path)], cwd="/", tmp_bytes=1 << 20)
+    binds = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--ro-bind"}
+    system = tuple("/" + d for d in sandbox.SYSTEM_DIRS)
+    needed = [*sandbox.interpreter_dirs(), os.path.dirname(os.path.abspath(sandbox.__file__)), str(tmp_path)]
     for path in needed:
-        if path.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", str(tmp_path) + "/")):
-            assert path in binds, f"{path} is covered by a tmpfs but not bound back"
+        real = os.path.realpath(path)
+        assert real in binds or real.startswith(tuple(s + "/" for s in system)), f"{path} is not in the sandbox"
+    # Nothing of a socket directory, a home, the host's /tmp or the root itself
+    assert not binds & {"/", "/run", "/var", "/var/run", "/tmp", "/home", "/root", "/opt", "/mnt"}
 
 
 def test_a_record_built_in_a_property_holds_the_oracle_values(ops: Any) -> None:
@@ -364,7 +370,7 @@ def test_the_worker_reads_the_oracles_bytecode_of_the_interpreter_and_no_other(c
         pytest.skip(f"isolation level {level} unavailable here: {exc}")
     try:
         ops = _module(client, "calc.ops")  # a planted ops.pyc that loaded would have raised here
-        if client.info["method"].startswith("bwrap"):
+        if client.info["method"] in sandbox.METHODS["sandbox"]:
             assert ops.bytecode_prefix() == str(cache)
             assert ops.exists(str(shown))
             assert client.info["fences"]["filesystem"] is True
@@ -372,4 +378,4 @@ def test_the_worker_reads_the_oracles_bytecode_of_the_interpreter_and_no_other(c
         else:  # the host's /tmp and the gate's cache are writable there: no bytecode is read at all
             assert ops.bytecode_prefix() == sandbox.NO_BYTECODE
     finally:
-        client.kill()
+        client.close()

@@ -160,7 +160,7 @@ def test_a_polling_worker_pins_itself_to_its_own_cpu_and_answers(tmp_path: Path)
         assert os.sched_getaffinity(client.proc.pid) == {cpus[0]}
         assert not os.get_blocking(client.rfd)
     finally:
-        client.kill()
+        client.close()
 
 
 def test_a_handle_answers_pytests_mock_probe_without_a_round_trip(tmp_path: Path) -> None:
@@ -208,4 +208,4 @@ def test_a_worker_that_sends_half_an_answer_and_hangs_is_a_crash(tmp_path: Path)
         assert time.monotonic() - start < 10
         assert client.failure is not None and client.proc is None  # recorded out of band, worker killed
     finally:
-        client.kill()
+        client.close()

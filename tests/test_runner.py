@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import cli, commit_all, git, validate_evidence
+from conftest import NO_BWRAP, cli, commit_all, git, others_can_run, shared_python, validate_evidence
 
 BASE_SRC = {"src/calc.py": "def add(a, b):\n    return a + b\n"}
 
@@ -392,36 +392,40 @@ def test_candidate_cannot_reject_the_examples_it_fails(tmp_path):
     assert docs["runs.json"]["runs"]["prop.tax"]["exc_type"] == "hypothesis.errors.UnsatisfiedAssumption"
 
 def test_a_level_the_host_cannot_give_is_incomplete_never_lowered(tmp_path):
-    """Without bubblewrap (and, as root, without a uid that can run the interpreter) the default
-    level `sandbox` is unavailable: the property is isolation_unavailable, the outcome incomplete."""
-    from verdict_gate.boundary import sandbox
-
+    """Without bubblewrap, as root with an interpreter no other uid can run (this machine's Python lives
+    in root's private home), the `landlock` method cannot give the worker a uid of its own: the default
+    level `sandbox` is unavailable, the property is isolation_unavailable and the outcome incomplete
+    (a fault of the host, never `blocked`), and the message names the fix."""
+    if os.geteuid() != 0 or others_can_run(sys.executable):
+        pytest.skip("needs root with an interpreter other uids cannot run")
     repo = make_project(tmp_path, {"test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n"},
                         [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
     commit_all(repo, "candidate")
-    env = {"VERDICT_GATE_BWRAP": "/nonexistent/bwrap"}
-    old = os.environ.get("VERDICT_GATE_BWRAP")
-    os.environ["VERDICT_GATE_BWRAP"] = env["VERDICT_GATE_BWRAP"]
-    try:
-        sandbox._BWRAP_OK.clear()
-        try:
-            sandbox.plan("sandbox", readonly=[], hidden=[], cwd="/")
-            usable = True  # root with a uid 65534 that can run the interpreter (the Docker image)
-        except sandbox.Unavailable:
-            usable = False
-    finally:
-        sandbox._BWRAP_OK.clear()
-        if old is None:
-            os.environ.pop("VERDICT_GATE_BWRAP")
-        else:
-            os.environ["VERDICT_GATE_BWRAP"] = old
-    code, docs, stderr = run(repo, tmp_path / "out", env=env)
-    if usable:
-        assert code == 0 and docs["runs.json"]["runs"]["prop.ok"]["isolation"]["method"] == "uid"
-    else:
-        assert code == 4 and reasons(docs) == {"prop.ok": ("fail", "isolation_unavailable")}
-        assert "bubblewrap" in docs["verdicts.json"]["verdicts"]["prop.ok"]["detail"] or "doctor" in \
-            docs["verdicts.json"]["verdicts"]["prop.ok"]["detail"]
+    code, docs, stderr = run(repo, tmp_path / "out", env=NO_BWRAP)
+    assert code == 4 and reasons(docs) == {"prop.ok": ("fail", "isolation_unavailable")}
+    detail = docs["verdicts.json"]["verdicts"]["prop.ok"]["detail"]
+    assert "bubblewrap" in detail and "other users can read it" in detail, detail
+    assert docs["runs.json"]["runs"]["prop.ok"]["isolation"]["method"] == "unavailable"
+
+
+def test_without_namespaces_the_landlock_method_fences_the_worker(tmp_path):
+    """Without bubblewrap (GitHub's Docker container action) the worker is fenced by Landlock, seccomp and,
+    as root, a uid of its own: the honest candidate is promoted and runs.json shows every fence proven."""
+    python = shared_python()
+    if python is None:
+        pytest.skip("no interpreter a worker of its own uid can run")
+    repo = make_project(tmp_path, {"test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n"},
+                        [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
+    commit_all(repo, "candidate")
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle", "--out",
+               str(tmp_path / "out"), env=NO_BWRAP, python=python)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    isolation = validate_evidence(tmp_path / "out")["runs.json"]["runs"]["prop.ok"]["isolation"]  # type: ignore[index]
+    fences = ("network", "filesystem", "processes", "limits")
+    assert isolation["method"] == "landlock" and isolation["fences"] == {f: True for f in fences}
+    assert all(p["held"] for p in isolation["probes"].values()) and isolation["seccomp"] is True
+    if os.geteuid() == 0:
+        assert isolation["uid"] >= 0x70000000
 
 
 @pytest.mark.parametrize("level", ["process", "none"])

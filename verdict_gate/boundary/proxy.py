@@ -40,7 +40,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import codec, sandbox
-from .load import HERE as _HERE
 from .load import WORKER
 
 HANDSHAKE_TIMEOUT_S = 60.0
@@ -61,6 +60,85 @@ class IsolationUnavailable(Exception):
 # --- the client ---------------------------------------------------------------------------------------
 
 
+class _Targets:
+    """What the worker's probe tries to reach, set up by the oracle process (docs/design.md §8.2,
+    "Fences are proven by trying"): a loopback TCP listener, a Unix socket (a stand-in for
+    ``/var/run/docker.sock``) and an abstract one, and a canary file in a private directory.
+
+    Args:
+        scratch: where to make that directory (``None``: the system's temp dir).
+        pid: the process the worker must neither signal nor trace (this oracle process).
+    """
+
+    def __init__(self, scratch: str | None, pid: int) -> None:
+        import socket
+        import tempfile
+
+        self.pid = pid
+        self.dir = tempfile.mkdtemp(prefix="fence-", dir=scratch)
+        self.canary = os.path.join(self.dir, "canary")
+        with open(self.canary, "w", encoding="ascii") as fh:
+            fh.write("verdict-gate fence canary: a candidate worker that reads this is not fenced\n")
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(4)
+        self.tcp.setblocking(False)
+        self.unix_path = os.path.join(self.dir, "s")
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.abstract_name = f"verdict-gate-probe-{pid}-{os.urandom(4).hex()}"
+        for sock, address in ((self.unix, self.unix_path), (self.abstract, "\0" + self.abstract_name)):
+            try:
+                sock.bind(address)
+                sock.listen(4)
+                sock.setblocking(False)
+            except OSError:  # a path too long for AF_UNIX: that probe proves nothing, so it is left out
+                sock.close()
+        self.docker = [p for p in DOCKER_SOCKETS if os.path.exists(p)]
+
+    def probes(self, cwd: str, secrets: Sequence[str]) -> dict[str, Any]:
+        """Label → ``[probe name, its arguments]`` (:mod:`.probe`), for :class:`sandbox.Policy`."""
+        host, port = self.tcp.getsockname()
+        out: dict[str, Any] = {
+            "tcp": ["tcp", [host, port]], "udp": ["udp", [host, port]], "raw": ["raw", []],
+            "netlink": ["netlink", []], "io_uring": ["io_uring", []],
+            "read": ["read", [[self.canary, *secrets]]], "write": ["write", [cwd]],
+            "signal": ["signal", [self.pid]], "ptrace": ["ptrace", [self.pid]], "environ": ["environ", [self.pid]],
+        }
+        if self.unix.fileno() >= 0:
+            out["unix"] = ["unix", [self.unix_path]]
+        if self.abstract.fileno() >= 0:
+            out["abstract_unix"] = ["abstract_unix", [self.abstract_name]]
+        for i, path in enumerate(self.docker):
+            out[f"docker_socket{i or ''}"] = ["unix", [path]]
+        return out
+
+    def reached(self) -> str:
+        """What connected to a listener since the probe (``""``: nothing did)."""
+        got = []
+        for what, sock in (("tcp", self.tcp), ("unix", self.unix), ("abstract", self.abstract)):
+            if sock.fileno() < 0:
+                continue
+            try:
+                conn, _addr = sock.accept()
+            except (BlockingIOError, OSError):
+                continue
+            conn.close()
+            got.append(f"the {what} listener was connected to")
+        return "; ".join(got)
+
+    def close(self) -> None:
+        import shutil
+
+        for sock in (self.tcp, self.unix, self.abstract):
+            sock.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# The Docker daemon's sockets: a worker that reaches one can start a privileged container.
+DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
+
+
 class Client:
     """One candidate worker per oracle process, restarted after a crash (for the next property).
 
@@ -68,9 +146,14 @@ class Client:
         level: ``sandbox`` or ``process``.
         python_path: candidate directories (absolute) the worker imports from.
         cwd: the candidate tree (the worker's working directory).
-        readonly: directories the worker sees read-only (tree, fixtures).
-        hidden: directories the worker must not see (scratch, repository, home).
-        limits: overrides of :data:`sandbox.DEFAULT_LIMITS`.
+        readonly: directories the worker reads besides the interpreter (the tree, the fixtures).
+        method: how the level is given (:func:`sandbox.method`, chosen once by the gate for the run;
+            ``None``: chosen here).
+        scratch: a private directory of this oracle process: the worker's temp dir and the fence
+            probes' targets (a canary, a Unix socket) are made in it (``None``: a temp dir of its own).
+        secrets: files the worker must not read (the repository's ``.git/config``, a canary in
+            ``$HOME``); its probe tries to.
+        limits: overrides of :data:`sandbox.DEFAULT_LIMITS` (the catalog's ``limits``).
         cap: the largest message accepted from the worker, in bytes.
         answer_timeout: seconds one answer may take (an import that hangs at collection, when no
             property's own timeout runs yet); ``None`` waits for the runner's property timeout.
@@ -78,52 +161,69 @@ class Client:
         spin_s: seconds each side polls its pipe before sleeping (:class:`codec.Reader`); for a
             worker with a CPU of its own, where waking a sleeping process costs more than a call.
         bytecode: this process's bytecode cache (``sys.pycache_prefix``), into which only oracle code
-            was compiled; a bubblewrap worker reads the interpreter's part of it
-            (:func:`sandbox.bytecode_dirs`) instead of compiling the standard library at every start
-            (``None``: its private ``/tmp``); other workers read no bytecode (:func:`sandbox.plan`).
+            was compiled; a fenced worker reads the interpreter's part of it, read-only
+            (:func:`sandbox.bytecode_dirs`), instead of compiling the standard library at every start;
+            a ``process`` worker reads none.
     """
 
-    def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (),
-                 hidden: Sequence[str] = (), limits: dict[str, int] | None = None,
-                 cap: int = codec.MAX_MESSAGE, answer_timeout: float | None = None, worker_cpu: int | None = None,
-                 spin_s: float = 0.0, bytecode: str | None = None) -> None:
+    def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (), *,
+                 method: str | None = None, scratch: str | None = None, secrets: Sequence[str] = (),
+                 limits: dict[str, int] | None = None, cap: int = codec.MAX_MESSAGE,
+                 answer_timeout: float | None = None, worker_cpu: int | None = None, spin_s: float = 0.0,
+                 bytecode: str | None = None) -> None:
         self.answer_timeout, self.bytecode = answer_timeout, bytecode
         self.worker_cpu, self.spin_s = worker_cpu, spin_s
         self.reader = codec.Reader(-1)
-        self.level, self.python_path, self.cwd = level, list(python_path), cwd
-        self.readonly, self.hidden, self.limits, self.cap = list(readonly), list(hidden), limits, cap
+        self.level, self.method, self.python_path, self.cwd = level, method, list(python_path), cwd
+        self.readonly, self.limits, self.cap = list(readonly), limits, cap
+        self.scratch, self.secrets = scratch, list(secrets)
         self.proc: subprocess.Popen[bytes] | None = None
         self.wfd = self.rfd = -1
         self.generation = 0
         self.failure: str | None = None  # set on a crash; the plugin reads and clears it per property
-        self.info: dict[str, Any] = {"level": level}
+        self.info: dict[str, Any] = {"level": level, "method": sandbox.UNKNOWN, "fences": {}}
         self.lock = threading.RLock()
         self.unavailable: str | None = None  # why the level could not be given, once a start showed it
         self.releases: list[int] = []
+        self._targets: _Targets | None = None
+        self._tmp: str | None = None
 
     # lifecycle
 
     def start(self, wait: bool = True) -> None:
-        """Start the worker and send it its ``hello``; with ``wait`` also take its fence report (else the
-        first request or :meth:`ready` does, so pytest's collection runs while the worker starts).
+        """Start the worker and send it its ``hello`` (with its :class:`sandbox.Policy`); with ``wait`` also
+        take its fence report (else the first request or :meth:`ready` does, so pytest's collection runs
+        while the worker starts).
 
         Raises:
-            IsolationUnavailable: the level cannot be given here, or the worker's report shows a fence
-                the method claims is open.
+            IsolationUnavailable: the level cannot be given here, the worker did not start, or its
+                report shows a fence the method claims open.
         """
         try:
-            plan = sandbox.plan(self.level, readonly=[*self.readonly, self.cwd], hidden=self.hidden, cwd=self.cwd,
-                                limits=self.limits, bytecode=self.bytecode)
-        except sandbox.Unavailable as exc:
-            raise IsolationUnavailable(str(exc)) from None
+            name = self.method or sandbox.method(self.level)
+            if self._targets is None:
+                self._targets = _Targets(self.scratch, os.getpid())
+            self._tmp = self._worker_tmp(name)
+            pol = sandbox.policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
+                                 tmp=self._tmp or "/tmp", cwd=self.cwd, limits=self.limits, bytecode=self.bytecode,
+                                 probes=self._targets.probes(self.cwd, self.secrets))
+            if pol.uid is not None and self._tmp:
+                os.chown(self._tmp, pol.uid, pol.uid)
+            how = sandbox.launch(pol, bytecode=self.bytecode)
+        except (sandbox.Unavailable, OSError) as exc:
+            self.unavailable = str(exc)
+            raise IsolationUnavailable(self.unavailable) from None
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
-        argv = [*plan.argv, sys.executable, "-P", "-s", "-B", WORKER, str(to_worker_r), str(from_worker_w)]
+        argv = [*how.argv, sys.executable, "-P", "-s", "-B", WORKER, str(to_worker_r), str(from_worker_w)]
         try:
-            self.proc = subprocess.Popen(argv, pass_fds=(to_worker_r, from_worker_w), env=plan.env,
+            self.proc = subprocess.Popen(argv, pass_fds=(to_worker_r, from_worker_w), env=how.env,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, cwd=self.cwd if plan.method != "uid" else "/",
-                                         preexec_fn=plan.preexec, start_new_session=plan.method in ("process", "uid"))
+                                         stderr=subprocess.DEVNULL, cwd="/", preexec_fn=how.preexec,
+                                         start_new_session=how.new_session)
+        except OSError as exc:
+            self.unavailable = f"the candidate worker ({name}) did not start: {exc}"
+            raise IsolationUnavailable(self.unavailable) from None
         finally:
             os.close(to_worker_r)
             os.close(from_worker_w)
@@ -131,62 +231,79 @@ class Client:
         self.reader = codec.Reader(from_worker_r, self.spin_s)
         self.generation += 1
         self.releases.clear()
-        hello = {"python_path": self.python_path, "cwd": self.cwd, "readonly": [*self.readonly, self.cwd],
-                 "hidden": self._samples() if plan.method.startswith("bwrap") else [],
+        hello = {"python_path": self.python_path, "cwd": self.cwd, "policy": pol.to_json(),
                  "cpu": self.worker_cpu, "spin_s": self.spin_s}
         try:
             codec.write_frame(self.wfd, hello)
         except OSError as exc:
             self.kill()
-            raise IsolationUnavailable(f"the candidate worker ({plan.method}) did not start: {exc}") from None
-        self._plan = plan
+            self.unavailable = f"the candidate worker ({name}) did not start: {exc}"
+            raise IsolationUnavailable(self.unavailable) from None
+        self._policy = pol
         if wait:
             self.ready()
 
-    _plan: Any = None
+    _policy: Any = None
+
+    def _worker_tmp(self, name: str) -> str | None:
+        """A fresh private temp dir for a Landlock or ``process`` worker (bubblewrap gives its own ``/tmp``)."""
+        if name == "bwrap":
+            return None
+        import tempfile
+
+        if self._tmp:
+            import shutil
+
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        return tempfile.mkdtemp(prefix="worker-", dir=self.scratch)
 
     def ready(self) -> None:
         """Take the started worker's fence report (once per worker); see :meth:`start`."""
-        plan, self._plan = self._plan, None
-        if plan is None:
+        pol, self._policy = self._policy, None
+        if pol is None:
             return
         try:
             if not self.reader.ready(HANDSHAKE_TIMEOUT_S):
                 raise codec.ProtocolError(f"no answer within {HANDSHAKE_TIMEOUT_S:g} s")
             answer = self.reader.frame(cap=1 << 20, timeout=HANDSHAKE_TIMEOUT_S)
-            probe = answer["ok"]["fences"]
-        except (OSError, codec.ProtocolError, KeyError, TypeError) as exc:
+            report = answer["ok"]
+            fences = {f: report["fences"][f] is True for f in sandbox.FENCES}
+            probes, confined = dict(report["probes"]), dict(report["confined"])
+        except (OSError, codec.ProtocolError, KeyError, TypeError, ValueError) as exc:
             self.kill()
-            self.unavailable = f"the candidate worker ({plan.method}) did not start: {exc}"
+            self.unavailable = f"the candidate worker ({pol.method}) did not start: {exc}"
             raise IsolationUnavailable(self.unavailable) from None
-        fences = {
-            "network": bool(probe.get("network")), "pid": bool(probe.get("pid")),
-            "filesystem": bool(probe.get("filesystem")), "uid": probe.get("uid") != os.geteuid(),
-            "limits": bool(probe.get("limits")),
-        }
-        broken = [f for f, claimed in plan.expect.items() if claimed and not fences.get(f)]
-        if broken:
+        assert self._targets is not None
+        reached = self._targets.reached()
+        if reached:  # the listener saw a connection: the network fence is open, whatever the probe said
+            fences["network"] = False
+            probes["listener"] = {"held": False, "detail": reached}
+        if pol.uid is not None and report.get("uid") == os.geteuid():
+            fences["processes"] = False
+        open_ = [f for f, claimed in pol.claims.items() if claimed and not fences[f]]
+        errors = [str(e) for e in confined.get("errors") or []]
+        if open_ or errors:
             self.kill()
-            self.unavailable = (f"the {plan.method} sandbox claims the {', '.join(broken)} fence(s), but the "
-                                f"worker's own probe found them open ({probe})")
+            failed = "; ".join(f"{n}: {r.get('detail')}" for n, r in probes.items()
+                               if isinstance(r, dict) and not r.get("held"))
+            self.unavailable = (f"the {pol.method} sandbox claims the {', '.join(open_) or 'in-process'} fence(s), "
+                                f"but the worker found them open: {'; '.join(errors) or failed}")
             raise IsolationUnavailable(self.unavailable)
-        self.info = {"level": plan.level, "method": plan.method, "fences": fences}
+        self.info = {"level": pol.level, "method": pol.method, "fences": fences, "probes": probes,
+                     "uid": report.get("uid"), "landlock": confined.get("landlock"),
+                     "seccomp": bool(confined.get("seccomp")), "notes": list(confined.get("notes") or [])}
 
-    def _samples(self) -> list[str]:
-        """A few entries of each hidden directory that the worker must not see (its probe checks)."""
-        keep = [os.path.realpath(p) for p in [*self.readonly, self.cwd, _HERE, *sandbox.interpreter_dirs(),
-                                              *sandbox.bytecode_dirs(self.bytecode)]]
-        found = []
-        for hidden in self.hidden:
-            try:
-                names = sorted(os.listdir(hidden))[:8]
-            except OSError:
-                continue
-            for name in names:
-                path = os.path.realpath(os.path.join(hidden, name))
-                if not any(k == path or k.startswith(path + os.sep) for k in keep):
-                    found.append(path)
-        return found
+    def close(self) -> None:
+        """Kill the worker and remove what it was given: its temp dir and the probes' targets."""
+        self.kill()
+        if self._tmp:
+            import shutil
+
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        if self._targets is not None:
+            self._targets.close()
+            self._targets = None
 
     def kill(self) -> None:
         for fd in (self.wfd, self.rfd):

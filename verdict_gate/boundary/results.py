@@ -19,7 +19,10 @@ docs/design.md ("Running properties") describes the trust rules the runner appli
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import IO, Any
+
+from . import sandbox
 
 START, RESULT, UNCOLLECTED, COLLECTED, END = "start", "result", "uncollected", "collected", "end"
 # What the plugin may report: ``crash`` when the candidate worker died under a property.
@@ -134,3 +137,41 @@ def well_formed(record: dict[str, Any]) -> bool:
     frames = record.get("traceback") or []
     return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
                and isinstance(f.get("function"), str) for f in frames)
+
+
+# What a property's isolation record may say about how it ran (runs.json's ``isolation``).
+ISOLATION_METHODS = (*(m for level in sandbox.LEVELS for m in sandbox.METHODS[level]), sandbox.UNAVAILABLE,
+                     sandbox.UNKNOWN)
+MAX_WHY = 2000
+
+
+def isolation(raw: Any, asked: str) -> dict[str, Any]:
+    """A result record's ``isolation``, reduced to what runs.json holds: the level, the method, each fence
+    of :data:`sandbox.FENCES` and each probe's outcome, the worker's uid and what Landlock and seccomp
+    enforced; ``method`` :data:`sandbox.UNKNOWN` at the ``asked`` level when the run was lost before it
+    said (a timeout, a crash, a tampered stream)."""
+    if not isinstance(raw, Mapping):
+        return {"level": asked, "method": sandbox.UNKNOWN, "fences": {}}
+    found = raw.get("fences")
+    fences: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    method = raw.get("method")
+    out: dict[str, Any] = {
+        "level": raw.get("level") if raw.get("level") in sandbox.LEVELS else asked,
+        "method": method if method in ISOLATION_METHODS else sandbox.UNKNOWN,
+        "fences": {f: fences[f] is True for f in sandbox.FENCES if f in fences},
+    }
+    probes = raw.get("probes")
+    if isinstance(probes, Mapping):
+        out["probes"] = {str(label)[:64]: {"held": r.get("held") is True, "detail": str(r.get("detail"))[:MAX_WHY]}
+                         for label, r in probes.items() if isinstance(r, Mapping)}
+    if type(raw.get("uid")) is int:
+        out["uid"] = raw["uid"]
+    landlock = raw.get("landlock")
+    if isinstance(landlock, Mapping) and type(landlock.get("abi")) is int:
+        out["landlock"] = {"abi": landlock["abi"], "net": landlock.get("net") is True,
+                           "scope": landlock.get("scope") is True}
+    if isinstance(raw.get("seccomp"), bool):
+        out["seccomp"] = raw["seccomp"]
+    if raw.get("why"):
+        out["why"] = str(raw["why"])[:MAX_WHY]
+    return out

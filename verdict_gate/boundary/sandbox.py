@@ -1,26 +1,38 @@
-"""How the candidate worker is fenced off, by isolation level (docs/design.md §8.2).
+"""How far the candidate worker is fenced off: the levels, the fences, the one typed policy, and how
+a worker is started by each method (docs/design.md §8.2).
 
-Part of the boundary package (standard library only): the oracle process starts workers with it, the
-gate's own process asks it what the host can give.
+Part of the boundary package (standard library only): the gate's own process chooses the method
+once per run (:func:`method`), the oracle process builds each worker's :class:`Policy` and starts it
+(:func:`launch`), and the worker applies the policy to itself and proves it by trying
+(``worker.confine``, :mod:`.probe`).
 
-Levels and methods, best first:
+Levels (best first, :data:`LEVELS`) and their methods:
 
-- ``sandbox`` with ``bwrap`` (bubblewrap, Debian package ``bubblewrap``): new user, PID, network,
-  IPC, UTS and mount namespaces; uid 65534 where user namespaces are allowed (else root with every
-  capability dropped); the whole file system read-only; the candidate tree and the fixtures
-  read-only at their own paths; a private, size-capped ``/tmp``; the gate's scratch directory (the
-  pack's property code, the ledger, the results stream, the evidence), the repository and ``$HOME``
-  hidden behind empty tmpfs mounts; killed with its parent (``--die-with-parent``).
-- ``sandbox`` with ``uid`` (root only, where namespaces are refused, e.g. a default Docker
-  container): the worker runs as ``nobody``; the gate's process reaps and kills every descendant.
-  Network and PID fences do not hold there, and the evidence says so.
-- ``process``: a plain child process of the same user (limits and reaping still apply).
+- ``sandbox``, method ``bwrap`` (bubblewrap, where user namespaces work, or as root): new user, PID,
+  network, IPC, UTS and mount namespaces, every capability dropped; a root file system of the system
+  directories only (nothing of ``/run``, ``/var/run`` or another socket directory, ``/home``,
+  ``/root``, ``/tmp``); the interpreter, the candidate tree and the fixtures read-only at their own
+  paths; a private, size-capped ``/tmp``; killed with its parent. Inside it the worker applies the
+  in-process fences below as well (seccomp always, Landlock where the kernel has it).
+- ``sandbox``, method ``landlock`` (where namespaces are refused: GitHub's Docker container action,
+  Ubuntu's AppArmor restriction): no namespaces at all; as root a uid and gid of the worker's own
+  (:func:`worker_uid`), then in the worker a Landlock domain (read and execute only the interpreter,
+  the system libraries, the candidate tree and the fixtures; write only its private temp dir; TCP
+  denied from ABI 4; signals and abstract sockets scoped from ABI 6) and a seccomp-bpf filter (no
+  ``socket``, no ``io_uring``, no ``ptrace``/``process_vm_*``, no namespace, mount, bpf, keyring or
+  perf calls; x32 and foreign ABIs killed), ``no_new_privs``, rlimits, and the gate a subreaper that
+  kills every descendant. It needs the processes fence from somewhere: the worker's own uid (the
+  gate is root) or Landlock's signal scoping (ABI 6, Linux 6.12); without either it is unavailable.
+- ``process``: a plain child process of the same user (rlimits and descendant reaping still apply).
 - ``none``: no worker; candidate code runs in the oracle process (catalog opt-in only).
 
-Every method applies rlimits (address space, CPU time, file size, processes) in the child before
-``exec``, a clean environment with no token, and ``PR_SET_PDEATHSIG`` so the worker dies with the
-oracle process. A level the host cannot give is never silently lowered: :func:`plan` raises
-:class:`Unavailable`, and the gate scores the property ``isolation_unavailable``.
+Fences (:data:`FENCES`), each proven by the probes :data:`FENCE_PROBES` names before any candidate
+code runs: ``network`` (no socket of any family, io_uring refused), ``filesystem`` (canaries in the
+gate's scratch dir, the repository's ``.git`` and ``$HOME`` unreadable; nothing outside its temp dir
+writable), ``processes`` (the oracle process can be neither signalled nor traced), ``limits`` (its
+rlimits are set). A level the host cannot give is never silently lowered: :func:`method` raises
+:class:`Unavailable`, and the gate scores the property ``isolation_unavailable`` (outcome
+``incomplete``).
 """
 
 from __future__ import annotations
@@ -32,12 +44,33 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+import sysconfig
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-FENCES = ("network", "pid", "filesystem", "uid", "limits")
-NOBODY = 65534
+from . import landlock, seccomp
+
+LEVELS = ("sandbox", "process", "none")  # best first; the catalog's `isolation` (its schema is kept equal)
+FENCES = ("network", "filesystem", "processes", "limits")
+METHODS = {"sandbox": ("bwrap", "landlock"), "process": ("process",), "none": ("in-process",)}
+UNAVAILABLE = "unavailable"  # the method recorded for a level the host could not give
+UNKNOWN = "unknown"  # the method recorded before the worker reported (a property that never started one)
+
+# The probes that prove each fence (:mod:`.probe`; ``limits`` is checked from the worker's rlimits).
+FENCE_PROBES = {
+    "network": ("tcp", "udp", "raw", "netlink", "unix", "abstract_unix", "io_uring"),
+    "filesystem": ("read", "write"),
+    "processes": ("signal", "ptrace", "environ"),
+    "limits": ("limits",),
+}
+
+# A worker's own uid and gid where the gate is root: one per oracle process, above systemd's container
+# range (524288–1879048191, "Users, Groups, UIDs and GIDs on systemd Systems") and below 2^31, so no
+# account, container mapping or file on the host has it (as IOI's isolate gives each box its own).
+UID_BASE = 0x70000000
+UID_SPAN = 1 << 20
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -49,34 +82,97 @@ DEFAULT_LIMITS = {
     "cpu_seconds": 3600,  # RLIMIT_CPU over the worker's life
 }
 
+# Top-level directories of the root file system a bubblewrap worker sees (read-only); every other
+# entry (run, var, tmp, home, root, srv, mnt, media, opt, the workspace …) stays out, so no socket
+# directory and no user's files are reachable. Symbolic links among them (merged /usr) are kept.
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+# What a Landlock worker reads besides the interpreter, its code, the tree and the fixtures: the
+# shared libraries and their cache (exec and dlopen), the time zone data, and the devices Python
+# and the standard library open.
+# Never /proc: Landlock fences only ptrace-mode-attach access there (/proc/PID/mem), not a read of another
+# process's /proc/PID/environ, which holds the oracle's environment.
+SYSTEM_READ = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo", "/etc/ld.so.cache",
+               "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/dev/urandom", "/dev/random",
+               "/dev/zero")
+SYSTEM_WRITE = ("/dev/null",)  # subprocess opens it read-write
+
+# A bytecode prefix under which nothing can exist or be created (a path below a character device).
+NO_BYTECODE = "/dev/null/verdict-gate-no-bytecode"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 
 class Unavailable(Exception):
     """The host cannot give the asked isolation level; ``str()`` names what is missing and the fix."""
 
 
 @dataclass(frozen=True)
-class Plan:
-    """How to start one worker.
+class Policy:
+    """The one typed fence policy: everything one worker is allowed, and what it must prove.
 
     Attributes:
         level: ``sandbox`` or ``process``.
-        method: ``bwrap-userns``, ``bwrap-root``, ``uid`` or ``process``.
-        argv: the command (the worker's own arguments are appended by the caller).
-        env: the complete environment of the worker.
-        preexec: run in the child before ``exec`` (rlimits, death signal, uid).
-        expect: fence → whether this method claims it; the worker's own probe confirms each.
+        method: ``bwrap``, ``landlock`` or ``process`` (:data:`METHODS`).
+        claims: fence → whether this method claims it (the worker's probe must find each claimed one held).
+        read: paths it may read and execute (Landlock); the interpreter, its code, the tree, the fixtures.
+        write: paths it may write: its private temp dir (and ``/dev/null``).
+        tmp: its private temp dir (``TMPDIR``, ``HOME``); ``/tmp`` inside bubblewrap.
+        cwd: its working directory (the candidate tree).
+        uid: its own uid and gid (the gate is root and the method is ``landlock``), else ``None``.
+        landlock: apply a Landlock domain (``"required"``, ``"best-effort"`` inside bubblewrap, or ``""``).
+        seccomp: install the seccomp filter (``"required"``, ``"best-effort"`` or ``""``).
+        limits: the rlimits and the size of a private ``/tmp`` (:data:`DEFAULT_LIMITS`' keys).
+        probes: the forbidden acts to try before any candidate code: label → ``[probe name, arguments]``
+            (:mod:`.probe`; the rlimits are always checked, as ``limits``).
     """
 
     level: str
     method: str
+    claims: Mapping[str, bool]
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    tmp: str = "/tmp"
+    cwd: str = "/"
+    uid: int | None = None
+    landlock: str = ""
+    seccomp: str = ""
+    limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+    probes: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The policy as the worker receives it in its ``hello``."""
+        return {"level": self.level, "method": self.method, "claims": dict(self.claims), "read": list(self.read),
+                "write": list(self.write), "tmp": self.tmp, "cwd": self.cwd, "uid": self.uid,
+                "landlock": self.landlock, "seccomp": self.seccomp, "limits": dict(self.limits),
+                "probes": {label: [name, list(args)] for label, (name, args) in self.probes.items()}}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one worker: ``argv`` (the worker's own command is appended by the caller), its whole
+    environment, what runs in the child before ``exec``, its cwd and whether it gets its own session."""
+
+    policy: Policy
     argv: tuple[str, ...]
     env: dict[str, str]
     preexec: Callable[[], None]
-    expect: dict[str, bool] = field(default_factory=dict)
+    cwd: str
+    new_session: bool
 
 
-# A bytecode prefix under which nothing can exist or be created (a path below a character device).
-NO_BYTECODE = "/dev/null/verdict-gate-no-bytecode"
+def claims_of(method: str) -> dict[str, bool]:
+    """The fences a method claims (every one for the ``sandbox`` methods, only ``limits`` for ``process``)."""
+    if method in METHODS["sandbox"]:
+        return {f: True for f in FENCES}
+    return {f: f == "limits" and method == "process" for f in FENCES}
+
+
+def worker_uid(pid: int | None = None) -> int:
+    """The uid (and gid) of the worker of oracle process ``pid`` (default this one): :data:`UID_BASE` plus
+    the pid modulo :data:`UID_SPAN`, so workers running at once differ (they cannot signal each other)."""
+    return UID_BASE + (os.getpid() if pid is None else pid) % UID_SPAN
+
+
+# --- the environment -----------------------------------------------------------------------------------
 
 
 def worker_env(tmp: str = "/tmp", bytecode: str | None = None) -> dict[str, str]:
@@ -84,26 +180,45 @@ def worker_env(tmp: str = "/tmp", bytecode: str | None = None) -> dict[str, str]
 
     The worker never writes bytecode, and reads it only under ``PYTHONPYCACHEPREFIX``, never from a
     ``__pycache__`` beside a module (a patch could commit one that does not match its source):
-    ``bytecode``, the oracle process's cache as a bubblewrap worker is shown it (:func:`bytecode_dirs`)
-    or :data:`NO_BYTECODE` where the worker shares the host's ``/tmp``, else ``tmp/pycache``.
+    ``bytecode``, the oracle process's cache as a fenced worker is shown it (:func:`bytecode_dirs`,
+    read-only), or :data:`NO_BYTECODE` for a worker that could write where a later one reads.
     """
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LC_ALL": "C.UTF-8",
             "TZ": "UTC", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-            "PYTHONPYCACHEPREFIX": bytecode or os.path.join(tmp, "pycache")}
+            "PYTHONPYCACHEPREFIX": bytecode or NO_BYTECODE}
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def interpreter_dirs() -> list[str]:
+    """The interpreter's prefixes, its binary's directory, its standard library and its site-packages."""
+    dirs = {_real(sys.prefix), _real(sys.base_prefix), _real(os.path.dirname(_real(sys.executable)))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with contextlib.suppress(KeyError):
+            dirs.add(_real(sysconfig.get_paths()[key]))
+    dirs |= {_real(p) for p in sys.path if p and os.path.isdir(p) and "site-packages" in p}
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if libdir and os.path.isdir(libdir):
+        dirs.add(_real(libdir))
+    return sorted(d for d in dirs if os.path.isdir(d))
 
 
 def bytecode_dirs(cache: str | None) -> list[str]:
-    """The parts of the oracle process's bytecode cache ``cache`` (its ``sys.pycache_prefix``) a
-    bubblewrap worker gets, read-only: the bytecode of the interpreter's own modules and of the
-    worker's code, which the oracle compiled from the same read-only sources. Without them each
-    worker compiles the standard library afresh: 220 ms a start against 55 ms (docs/design.md §11).
-    Nothing else of the cache is shown (it may hold bytecode of earlier packs' ``conftest.py``).
-    ``[]`` when there is no cache."""
+    """The parts of the oracle process's bytecode cache ``cache`` (its ``sys.pycache_prefix``) a fenced
+    worker reads, read-only: the bytecode of the interpreter's own modules and of the worker's code,
+    which the oracle compiled from the same read-only sources. Without them each worker compiles the
+    standard library afresh: 220 ms a start against 55 ms (docs/design.md §11). Nothing else of the
+    cache is shown (it may hold bytecode of earlier packs' ``conftest.py``). ``[]`` when there is no cache."""
     if not cache or not os.path.isabs(cache):
         return []
-    sources = [*interpreter_dirs(), os.path.dirname(os.path.abspath(__file__))]
+    sources = [*interpreter_dirs(), HERE]
     found = {os.path.join(_real(cache), src.lstrip("/")) for src in sources}
     return sorted(d for d in found if os.path.isdir(d))
+
+
+# --- processes -----------------------------------------------------------------------------------------
 
 
 def _libc() -> Any:
@@ -162,7 +277,7 @@ def kill_descendants(keep: Sequence[int] = ()) -> int:
     return killed
 
 
-def _preexec(limits: dict[str, int], uid: int | None) -> Callable[[], None]:
+def _preexec(limits: Mapping[str, int], uid: int | None) -> Callable[[], None]:
     import resource
 
     try:
@@ -171,162 +286,223 @@ def _preexec(limits: dict[str, int], uid: int | None) -> Callable[[], None]:
         libc = None
 
     def apply() -> None:
-        if libc is not None:
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         for name, key in (("RLIMIT_AS", "memory_bytes"), ("RLIMIT_FSIZE", "file_bytes"),
                           ("RLIMIT_CPU", "cpu_seconds"), ("RLIMIT_NPROC", "processes")):
             value = int(limits[key])
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(getattr(resource, name), (value, value))
-        if uid is not None:
+        if uid is not None:  # setuid from root clears every capability as well
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
+        if libc is not None:  # after setuid, which clears the death signal
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return apply
 
 
-_BWRAP_OK: dict[str, str] = {}  # method → "" when usable, else why not
+# --- choosing the method (once per process) ---------------------------------------------------------------
+
+_PROBED: dict[str, str] = {}  # key → "" when usable, else why not
 
 
-def _bwrap_probe(bwrap: str, userns: bool) -> str:
-    key = f"{bwrap}:{userns}"
-    if key not in _BWRAP_OK:
+def _run(cmd: Sequence[str], **kwargs: Any) -> str:
+    """``""`` when ``cmd`` exits 0, else the last line it printed (or its exit code, or the error)."""
+    try:
+        proc = subprocess.run(list(cmd), capture_output=True, timeout=30, stdin=subprocess.DEVNULL, **kwargs)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        return ""
+    lines = proc.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"exit {proc.returncode}"
+
+
+def bwrap_path() -> str:
+    """The bubblewrap executable: ``$VERDICT_GATE_BWRAP`` ("" or a missing path: none), else ``bwrap`` on PATH."""
+    path = os.environ.get("VERDICT_GATE_BWRAP", shutil.which("bwrap") or "")
+    return path if path and os.access(path, os.X_OK) else ""
+
+
+def _bwrap_works(bwrap: str, userns: bool) -> str:
+    key = f"bwrap:{bwrap}:{userns}"
+    if key not in _PROBED:
         # The same mounts a worker gets (the interpreter bound back where a tmpfs covers it).
-        cmd = [*bwrap_argv(bwrap, userns=userns, readonly=[], hidden=[], cwd="/", tmp_bytes=1 << 20),
+        cmd = [*bwrap_argv(bwrap, userns=userns, readonly=[], cwd="/", tmp_bytes=1 << 20),
                "--", sys.executable, "-S", "-c", "pass"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, timeout=30, env=worker_env(), stdin=subprocess.DEVNULL)
-            why = "" if proc.returncode == 0 else (proc.stderr.decode(errors="replace").strip() or
-                                                    f"exit {proc.returncode}")
-        except (OSError, subprocess.SubprocessError) as exc:
-            why = str(exc)
-        _BWRAP_OK[key] = why
-    return _BWRAP_OK[key]
+        _PROBED[key] = _run(cmd, env=worker_env())
+    return _PROBED[key]
 
 
-def _nobody_can_run() -> str:
-    if "uid" not in _BWRAP_OK:
-        try:
-            proc = subprocess.run([sys.executable, "-S", "-c", "pass"], capture_output=True, timeout=30,
-                                  env=worker_env(), cwd="/", stdin=subprocess.DEVNULL,
-                                  preexec_fn=_preexec(DEFAULT_LIMITS, NOBODY))
-            why = "" if proc.returncode == 0 else (proc.stderr.decode(errors="replace").strip().splitlines()
-                                                    or [f"exit {proc.returncode}"])[-1]
-        except (OSError, subprocess.SubprocessError) as exc:
-            why = str(exc)
-        _BWRAP_OK["uid"] = why
-    return _BWRAP_OK["uid"]
+def _uid_can_run(uid: int) -> str:
+    key = f"uid:{uid}"
+    if key not in _PROBED:
+        _PROBED[key] = _run([sys.executable, "-S", "-c", "pass"], env=worker_env(), cwd="/",
+                            preexec_fn=_preexec(DEFAULT_LIMITS, uid))
+    return _PROBED[key]
 
 
-def _real(path: str) -> str:
-    return os.path.realpath(path)
+def _landlock_works() -> str:
+    """Why the ``landlock`` method cannot fence a worker here (``""``: it can)."""
+    why = landlock.available() or seccomp.available()
+    if why:
+        return why
+    if os.geteuid() == 0:
+        uid = worker_uid()
+        failed = _uid_can_run(uid)
+        return (f"uid {uid} (the worker's own) cannot run {sys.executable}: {failed}; fix: install verdict-gate "
+                "where other users can read it (a virtualenv of /usr/bin/python3 outside /root)") if failed else ""
+    if landlock.abi() < 6:
+        return (f"as uid {os.geteuid()} the worker would share the gate's uid, and this kernel's Landlock (ABI "
+                f"{landlock.abi()}) cannot scope signals (ABI 6, Linux 6.12): the processes fence does not hold; "
+                "fix: allow user namespaces for bubblewrap, run the gate as root, or use Linux 6.12 or newer")
+    return ""
 
 
-def interpreter_dirs() -> list[str]:
-    """The interpreter's prefixes and site-packages: bound back read-only when a hidden dir holds them."""
-    dirs = {_real(sys.prefix), _real(sys.base_prefix), _real(os.path.dirname(os.path.realpath(sys.executable)))}
-    dirs |= {_real(p) for p in sys.path if p and os.path.isdir(p) and "site-packages" in p}
-    return sorted(dirs)
-
-
-def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], hidden: Sequence[str], cwd: str,
-               tmp_bytes: int, bytecode: str | None = None) -> list[str]:
-    """The bubblewrap command line (without the worker command after ``--``).
-
-    Args:
-        readonly: directories bound read-only at their own path after the hiding (the candidate
-            tree, the fixtures).
-        hidden: directories covered by an empty tmpfs (the scratch dir, the repository, ``$HOME``);
-            the interpreter's own directories are bound back read-only when they are inside one.
-        cwd: the worker's working directory (the candidate tree).
-        tmp_bytes: the size of the private ``/tmp``.
-        bytecode: the oracle process's bytecode cache: hidden, then :func:`bytecode_dirs` of it bound
-            back read-only.
-    """
-    argv = [bwrap, "--unshare-all"]
-    if userns:
-        argv += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
-    argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session",
-             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--size", str(int(tmp_bytes)), "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
-    cached = bytecode_dirs(bytecode)
-    hidden = [*hidden, *([bytecode] if cached and bytecode else [])]
-    hide = sorted({_real(h) for h in hidden if h and os.path.isdir(h) and _real(h) not in ("/", "/usr", "/tmp")},
-                  key=len)
-    for path in hide:
-        argv += ["--tmpfs", path]
-    needed = [*interpreter_dirs(), os.path.dirname(os.path.abspath(__file__))]  # the worker's own code too
-    # The interpreter and the worker's code are bound back when a hidden dir or a private tmpfs
-    # (/tmp: a gate installed in a clone under /tmp) covers them.
-    covered = [*hide, "/tmp", "/var/tmp", "/dev/shm"]
-    rebind = [p for p in needed if any(p == h or p.startswith(h + "/") for h in covered)]
-    for path in sorted({_real(p) for p in [*rebind, *readonly, *cached] if os.path.isdir(p)}, key=len):
-        argv += ["--ro-bind", path, path]
-    argv += ["--chdir", _real(cwd)]
-    return argv
-
-
-def plan(level: str, *, readonly: Sequence[str], hidden: Sequence[str], cwd: str,
-         limits: dict[str, int] | None = None, bytecode: str | None = None) -> Plan:
-    """How to start a worker at ``level`` on this host; ``bytecode``: the oracle process's bytecode
-    cache, which a bubblewrap worker reads in part (:func:`bytecode_dirs`) and no other worker reads.
+def method(level: str) -> str:
+    """The method that gives ``level`` on this host (probed once per process, then cached).
 
     Raises:
-        Unavailable: ``sandbox`` where neither bubblewrap nor (as root) a separate uid works,
+        Unavailable: ``sandbox`` where neither bubblewrap nor Landlock with seccomp can fence a worker,
             naming what is missing and the fix; or an unknown level.
     """
-    lim = {**DEFAULT_LIMITS, **(limits or {})}
-    if level == "process":
-        # Outside bubblewrap the worker shares the host's /tmp, and a `process` worker can write as the
-        # gate's user: a prefix there, or the gate's own cache, would be bytecode a later worker (or
-        # oracle process) loads from this candidate. So it reads none.
-        return Plan("process", "process", (), worker_env(bytecode=NO_BYTECODE), _preexec(lim, None),
-                    {"network": False, "pid": False, "filesystem": False, "uid": False, "limits": True})
+    if level in ("process", "none"):
+        return METHODS[level][0]
     if level != "sandbox":
-        raise Unavailable(f"no worker is started at isolation level {level!r}")
-    # VERDICT_GATE_BWRAP: the bubblewrap executable to use ("" or a missing path: none).
-    bwrap = os.environ.get("VERDICT_GATE_BWRAP", shutil.which("bwrap") or "")
-    bwrap = bwrap if bwrap and os.access(bwrap, os.X_OK) else ""
+        raise Unavailable(f"no worker is started at isolation level {level!r} (levels: {', '.join(LEVELS)})")
     reasons = []
+    bwrap = bwrap_path()
     if bwrap:
         for userns in (True, False):
             if not userns and os.geteuid() != 0:
                 continue
-            why = _bwrap_probe(bwrap, userns)
+            why = _bwrap_works(bwrap, userns)
             if not why:
-                argv = bwrap_argv(bwrap, userns=userns, readonly=readonly, hidden=hidden, cwd=cwd,
-                                  tmp_bytes=lim["tmp_bytes"], bytecode=bytecode)
-                shown = bytecode if bytecode_dirs(bytecode) else None
-                return Plan("sandbox", "bwrap-userns" if userns else "bwrap-root", (*argv, "--"),
-                            worker_env(bytecode=shown),
-                            _preexec(lim, None), {f: True for f in FENCES})
-            reasons.append(f"bwrap{' with a user namespace' if userns else ' as root'}: {why.splitlines()[-1]}")
+                return "bwrap"
+            reasons.append(f"bwrap{' with a user namespace' if userns else ' as root'}: {why}")
     else:
         reasons.append("bwrap (bubblewrap) is not installed")
-    if os.geteuid() == 0:
-        why = _nobody_can_run()
-        if not why:
-            return Plan("sandbox", "uid", (), worker_env(bytecode=NO_BYTECODE), _preexec(lim, NOBODY),
-                        {"network": False, "pid": False, "filesystem": True, "uid": True, "limits": True})
-        reasons.append(f"uid {NOBODY} (nobody) cannot run {sys.executable}: {why}")
+    why = _landlock_works()
+    if not why:
+        return "landlock"
+    reasons.append(f"landlock: {why}")
     raise Unavailable("isolation level sandbox is not available on this host: " + "; ".join(reasons)
-                      + ". Fix: install bubblewrap (apt-get install bubblewrap) and allow user namespaces "
-                      "(sysctl kernel.unprivileged_userns_clone=1), or run as root with verdict-gate installed "
-                      "where uid 65534 can read it; or set `isolation: process` in the catalog for a candidate "
-                      "you trust")
+                      + ". Fix: install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or give "
+                      "the worker Landlock and seccomp (Linux 5.13 or newer with Landlock enabled); or set "
+                      "`isolation: process` in the catalog for a candidate you trust. See verdict-gate doctor")
+
+
+def _bwrap_userns(bwrap: str) -> bool:
+    return not _bwrap_works(bwrap, True)
+
+
+# --- starting a worker ----------------------------------------------------------------------------------
+
+
+def bwrap_argv(bwrap: str, *, userns: bool, readonly: Sequence[str], cwd: str, tmp_bytes: int,
+               bytecode: str | None = None) -> list[str]:
+    """The bubblewrap command line (without the worker command after ``--``).
+
+    The root file system holds only :data:`SYSTEM_DIRS` (read-only; links kept), so nothing of ``/run``,
+    ``/var`` or another socket directory, no user's home, the gate's scratch dir or the repository is
+    there; the interpreter's directories, the worker's code, ``readonly`` (the candidate tree, the
+    fixtures) and the :func:`bytecode_dirs` of ``bytecode`` are bound read-only at their own paths.
+
+    Args:
+        readonly: directories bound read-only at their own path.
+        cwd: the worker's working directory (the candidate tree).
+        tmp_bytes: the size of the private ``/tmp``.
+        bytecode: the oracle process's bytecode cache (only its :func:`bytecode_dirs` are shown).
+    """
+    argv = [bwrap, "--unshare-all"]
+    if userns:
+        argv += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    for name in sorted(os.listdir("/")):
+        path = "/" + name
+        if name not in SYSTEM_DIRS:
+            continue
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--size", str(int(tmp_bytes)), "--tmpfs", "/tmp"]
+    system = tuple("/" + d for d in SYSTEM_DIRS)
+    binds = [*interpreter_dirs(), HERE, *readonly, *bytecode_dirs(bytecode)]
+    for path in sorted({_real(p) for p in binds if os.path.isdir(p)}, key=len):
+        if not any(path == s or path.startswith(s + "/") for s in system):  # already there
+            argv += ["--ro-bind", path, path]
+    argv += ["--chdir", _real(cwd)]
+    return argv
+
+
+def landlock_read(readonly: Sequence[str], bytecode: str | None) -> tuple[str, ...]:
+    """What a Landlock worker may read and execute: the interpreter, the worker's code, ``readonly``
+    (the candidate tree, the fixtures, the candidate's python_path), the :func:`bytecode_dirs` of
+    ``bytecode`` and :data:`SYSTEM_READ`."""
+    # Not sys.path: the oracle process's holds the pack's own directories (pytest's rootdir insertions).
+    paths = [*interpreter_dirs(), HERE, *readonly, *bytecode_dirs(bytecode), *SYSTEM_READ]
+    return tuple(sorted({_real(p) for p in paths if os.path.exists(p)}))
+
+
+def policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, cwd: str,
+           limits: Mapping[str, int] | None = None, bytecode: str | None = None,
+           probes: Mapping[str, Sequence[Any]] | None = None) -> Policy:
+    """The :class:`Policy` of one worker at ``level`` by ``method_name`` (see :func:`method`).
+
+    Args:
+        readonly: what it reads besides the interpreter (the candidate tree, the fixtures, python_path).
+        tmp: its private temp dir (made by the caller; a Landlock worker writes only there).
+        cwd: its working directory (the candidate tree).
+        limits: overrides of :data:`DEFAULT_LIMITS` (the catalog's ``limits``).
+        bytecode: the oracle process's bytecode cache, of which fenced workers read the interpreter's part.
+        probes: the forbidden acts to try (label → ``[probe name, arguments]``); none for ``process``.
+    """
+    lim = {**DEFAULT_LIMITS, **(limits or {})}
+    root = os.geteuid() == 0
+    if method_name == "bwrap":
+        return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
+                      write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, landlock="best-effort",
+                      seccomp="best-effort", limits=lim, probes=dict(probes or {}))
+    if method_name == "landlock":
+        return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
+                      write=(tmp, *SYSTEM_WRITE), tmp=tmp, cwd=cwd, uid=worker_uid() if root else None,
+                      landlock="required", seccomp="required", limits=lim, probes=dict(probes or {}))
+    if method_name == "process":
+        return Policy(level, method_name, claims_of(method_name), tmp=tmp, cwd=cwd, limits=lim)
+    raise Unavailable(f"no worker is started by method {method_name!r} at level {level!r}")
+
+
+def launch(pol: Policy, *, bytecode: str | None = None) -> Launch:
+    """How to start the worker of ``pol`` (no probing: the method was chosen by :func:`method`)."""
+    preexec = _preexec(pol.limits, pol.uid)
+    if pol.method == "bwrap":
+        bwrap = bwrap_path()
+        if not bwrap:
+            raise Unavailable("bwrap (bubblewrap) is no longer installed")
+        userns = _bwrap_userns(bwrap) or os.geteuid() != 0
+        argv = bwrap_argv(bwrap, userns=userns, readonly=[p for p in pol.read if os.path.isdir(p)], cwd=pol.cwd,
+                          tmp_bytes=pol.limits["tmp_bytes"], bytecode=bytecode)
+        return Launch(pol, (*argv, "--"), worker_env("/tmp", bytecode if bytecode_dirs(bytecode) else None),
+                      preexec, pol.cwd, False)
+    if pol.method == "landlock":
+        # Read-only under Landlock, so a worker can never plant bytecode a later one loads.
+        shown = bytecode if bytecode_dirs(bytecode) else None
+        return Launch(pol, (), worker_env(pol.tmp, shown), preexec, pol.cwd, True)
+    # A `process` worker can write as the gate's user: a bytecode prefix it reads could be poisoned.
+    return Launch(pol, (), worker_env(pol.tmp, NO_BYTECODE), preexec, pol.cwd, True)
 
 
 def describe_host() -> dict[str, Any]:
-    """What this host can give, level by level (``verdict-gate doctor``)."""
-    bwrap = os.environ.get("VERDICT_GATE_BWRAP", shutil.which("bwrap") or "")
-    out: dict[str, Any] = {"uid": os.geteuid(), "bwrap": bwrap if bwrap and os.access(bwrap, os.X_OK) else None,
-                           "levels": {}}
-    for level in ("sandbox", "process"):
+    """What this host can give, level by level, without starting a worker (``verdict-gate doctor``
+    starts one too, to prove the fences)."""
+    out: dict[str, Any] = {"uid": os.geteuid(), "bwrap": bwrap_path() or None,
+                           "landlock_abi": landlock.abi() if not landlock.available() else None,
+                           "seccomp": not seccomp.available(), "levels": {}}
+    for level in LEVELS:
         try:
-            p = plan(level, readonly=[], hidden=[], cwd="/")
-            out["levels"][level] = {"available": True, "method": p.method, "fences": p.expect}
+            name = method(level)
+            out["levels"][level] = {"available": True, "method": name, "claims": claims_of(name)}
         except Unavailable as exc:
             out["levels"][level] = {"available": False, "why": str(exc)}
-    out["levels"]["none"] = {"available": True, "method": "in-process", "fences": {f: False for f in FENCES}}
     return out

@@ -6,10 +6,11 @@ sandbox the launcher builds, :mod:`.sandbox`), so neither the worker's directory
 standard library. It answers one request frame with one response frame (:mod:`codec`), on the two
 pipe descriptors it is given; its stdout and stderr go nowhere the oracle reads.
 
-Before any candidate code runs it checks which fences hold (no network interface but ``lo``, its
-own PID namespace, a read-only candidate tree, hidden paths invisible, its uid, its rlimits) and
-reports them in its first answer: those checks cannot be forged by candidate code, which has not
-run yet. Everything after that is candidate-controlled, so the oracle trusts nothing the worker
+Before any candidate code runs it applies the in-process fences of the policy in its ``hello``
+(:func:`confine`: Landlock, seccomp), then tries each forbidden act the policy names (:func:`prove`:
+connect to the gate's listeners, read its canaries, write outside its temp dir, signal and trace
+the oracle process) and reports what held in its first answer: candidate code, which has not run
+yet, cannot forge that answer. Everything after that is candidate-controlled, so the oracle trusts nothing the worker
 sends beyond plain values (the codec's by-value types) and exceptions it re-raises as data.
 """
 
@@ -27,7 +28,7 @@ import traceback
 import types
 from typing import Any
 
-from . import codec, sources
+from . import codec, landlock, probe, sandbox, seccomp, sources
 
 MAX_HANDLES = 1_000_000
 MAX_TEXT = 16_384  # characters of a message or repr sent back
@@ -279,37 +280,63 @@ class Worker:
                 codec.write_frame(self.wfd, {"fail": f"the result cannot be encoded ({exc})"})
 
 
-def probe(config: dict[str, Any]) -> dict[str, Any]:
-    """Which fences hold, checked before any candidate code runs (docs/design.md §8.2)."""
-    import resource
-    import socket
+def confine(policy: dict[str, Any]) -> dict[str, Any]:
+    """Apply the in-process fences of ``policy`` (:class:`sandbox.Policy`'s JSON) to this process, for
+    good, before any candidate code: a Landlock domain, then the seccomp filter (docs/design.md §8.2).
 
-    try:
-        names = sorted(name for _index, name in socket.if_nameindex())
-    except OSError:
-        names = []
-    network = names in ([], ["lo"])
-    pid = os.getpid() <= 3 and os.getppid() in (0, 1)
-    writable = []
-    for path in config.get("readonly", []):
-        probe_path = os.path.join(path, f".verdict-gate-probe-{os.getpid()}")
+    Returns:
+        ``{"landlock": what Landlock enforced or None, "seccomp": bool, "errors": [why a fence is missing]}``;
+        a ``required`` fence that could not be applied is an error (the oracle then refuses the worker),
+        a ``best-effort`` one (inside bubblewrap, which fences by namespaces) only a note.
+    """
+    out: dict[str, Any] = {"landlock": None, "seccomp": False, "errors": [], "notes": []}
+    if policy.get("landlock"):
         try:
-            fd = os.open(probe_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError:
-            continue
-        os.close(fd)
-        os.unlink(probe_path)
-        writable.append(path)
-    visible = [path for path in config.get("hidden", []) if os.path.exists(path)]
-    limits = {}
+            out["landlock"] = landlock.restrict([str(p) for p in policy.get("read", [])],
+                                                [str(p) for p in policy.get("write", [])])
+        except landlock.Unavailable as exc:
+            out["errors" if policy["landlock"] == "required" else "notes"].append(str(exc))
+    if policy.get("seccomp"):
+        try:
+            seccomp.install()
+            out["seccomp"] = True
+        except seccomp.Unavailable as exc:
+            out["errors" if policy["seccomp"] == "required" else "notes"].append(str(exc))
+    return out
+
+
+def prove(policy: dict[str, Any]) -> dict[str, Any]:
+    """Try each forbidden act the policy names (:mod:`.probe`) and check the rlimits: which fences hold,
+    checked before any candidate code runs, so no candidate code can forge the answer.
+
+    Returns:
+        ``{"fences": {fence: held}, "probes": {label: {"held", "detail"}}, "uid": int, "rlimits": {…}}``;
+        a fence holds when it was tried and every probe that proves it (:data:`sandbox.FENCE_PROBES`) held.
+    """
+    import resource
+
+    results: dict[str, Any] = {}
+    kinds: dict[str, str] = {}
+    for label, (name, args) in (policy.get("probes") or {}).items():
+        kinds[label] = name
+        run = probe.PROBES.get(name)
+        try:  # a probe never raises; one that does proves nothing
+            results[label] = run(*args) if run is not None else {"held": False, "detail": f"no probe {name!r}"}
+        except Exception as exc:
+            results[label] = {"held": False, "detail": f"probe error: {type(exc).__name__}: {exc}"}
+    rlimits = {}
     for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC"):
         soft, _hard = resource.getrlimit(getattr(resource, name))
-        limits[name] = None if soft == resource.RLIM_INFINITY else soft
-    return {
-        "network": network, "pid": pid, "filesystem": not writable and not visible, "uid": os.getuid(),
-        "limits": all(limits[n] is not None for n in ("RLIMIT_AS", "RLIMIT_FSIZE")), "rlimits": limits,
-        "writable": writable, "visible": visible,
-    }
+        rlimits[name] = None if soft == resource.RLIM_INFINITY else soft
+    unset = [n for n in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CPU") if rlimits[n] is None]
+    results["limits"] = {"held": not unset, "detail": f"unset: {', '.join(unset)}" if unset else
+                         ", ".join(f"{k}={v}" for k, v in rlimits.items())}
+    kinds["limits"] = "limits"
+    fences = {}
+    for fence, names in sandbox.FENCE_PROBES.items():
+        mine = [label for label, kind in kinds.items() if kind in names]
+        fences[fence] = bool(mine) and all(results[label]["held"] for label in mine)
+    return {"fences": fences, "probes": results, "uid": os.getuid(), "rlimits": rlimits}
 
 
 def _spin_budget() -> float | None:
@@ -334,14 +361,16 @@ def main(argv: list[str]) -> int:
     spin = hello.get("spin_s")
     reader.poll(float(spin) if type(spin) in (int, float) else 0.0, _spin_budget())
     worker = Worker(reader, wfd)
-    fences = probe(hello)
+    policy = hello.get("policy") or {}
+    confined = confine(policy)
+    report = {**prove(policy), "confined": confined}
     python_path = [str(p) for p in hello.get("python_path", [])]
     sources.source_only(python_path)  # never compiled code in place of a reviewed source
     at = sources.after_stdlib(sys.path)
     sys.path[at:at] = python_path
     if hello.get("cwd"):
         os.chdir(hello["cwd"])
-    codec.write_frame(wfd, {"ok": {"pid": os.getpid(), "fences": fences}})
+    codec.write_frame(wfd, {"ok": {"pid": os.getpid(), **report}})
     worker.serve()
     return 0
 

@@ -75,6 +75,7 @@ class Catalog:
     freeze_base: str
     isolation: str = "sandbox"
     modules: tuple[str, ...] = ()
+    limits: tuple[tuple[str, int], ...] = ()  # the candidate worker's limits over its defaults, sorted pairs
 
     def by_id(self) -> dict[str, Property]:
         return {p.id: p for p in self.properties}
@@ -236,4 +237,5 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
         freeze_base=data.get("freeze_base", "reproduced"),
         isolation=data.get("isolation", "sandbox"),
         modules=tuple(data.get("modules", ())),
+        limits=tuple(sorted(data.get("limits", {}).items())),
     )

@@ -105,6 +105,7 @@ class RunRecord:
             hits=self.hits, fixture_mutated=self.fixture_mutated and not prop.mutates_fixture,
             isolation_asked=prop.isolation, isolation_level=str(self.isolation.get("level", "none")),
             isolation_method=str(self.isolation.get("method", "unknown")),
+            isolation_why=str(self.isolation.get("why", "")),
             failures=tuple(f.ref() for f in self.failures), example_log=self.example_log,
             fresh_log=self.fresh_log,
         )
@@ -181,18 +182,11 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
 
 
 def _isolation(raw: Any, prop: Property) -> dict[str, Any]:
-    """The run's isolation record, reduced to the schema's fields; unknown when the run was lost."""
+    """The run's isolation record as the runner reduced it (:func:`verdict_gate.boundary.results.isolation`);
+    ``method`` ``unknown`` at the asked level when the run was lost before it said."""
     if not isinstance(raw, Mapping):
         return {"level": prop.isolation, "method": "unknown", "fences": {}}
-    found = raw.get("fences")
-    fences: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    out: dict[str, Any] = {"level": raw.get("level") if raw.get("level") in ("sandbox", "process", "none") else "none",
-                           "method": str(raw.get("method") or "unknown"),
-                           "fences": {k: bool(v) for k, v in fences.items()
-                                      if k in ("network", "pid", "filesystem", "uid", "limits")}}
-    if raw.get("why"):
-        out["why"] = str(raw["why"])[:2000]
-    return out
+    return dict(raw)
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ class RunResult:
         fixture_mutated: the run changed the fixtures although the catalog says it must not.
         isolation_asked: the level the catalog asks for (``sandbox``, ``process`` or ``none``).
         isolation_level: the level the property ran at; ``isolation_method`` how (``unavailable``
-            when the host could not give the level asked for).
+            when the host could not give the level asked for; ``isolation_why`` then says why).
     """
 
     status: str
@@ -95,6 +95,7 @@ class RunResult:
     isolation_asked: str = "none"
     isolation_level: str = "none"
     isolation_method: str = "in-process"
+    isolation_why: str = ""
     failures: tuple[FailureRef, ...] = ()
     example_log: tuple[Example, ...] | None = None
     fresh_log: tuple[Example, ...] | None = None
@@ -201,11 +202,14 @@ def decide(
         return _fail("missing_run", "the runner produced no result for this property")
     # V17 ahead of every verdict a run could earn: a property that ran less fenced than the catalog
     # asks is never a pass, whatever it showed (never silently downgraded).
-    if run.isolation_method == "unavailable" or \
-            ISOLATION_RANK.get(run.isolation_level, -1) < ISOLATION_RANK.get(run.isolation_asked, 2):
+    if run.isolation_method == "unavailable":
+        return _fail("isolation_unavailable", f"this host could not give the isolation level "
+                     f"{run.isolation_asked!r} the catalog asks for: {run.isolation_why or 'no reason given'}; "
+                     "`verdict-gate doctor` shows what it can give")
+    if ISOLATION_RANK.get(run.isolation_level, -1) < ISOLATION_RANK.get(run.isolation_asked, 2):
         return _fail("isolation_unavailable", f"the catalog asks for isolation {run.isolation_asked!r}, but the "
-                     f"property ran at {run.isolation_level!r} ({run.isolation_method}); `verdict-gate doctor` "
-                     "shows what this host can give")
+                     f"property ran only at {run.isolation_level!r} ({run.isolation_method}); "
+                     "`verdict-gate doctor` shows what this host can give")
     if run.fixture_mutated:
         # Blamed by its own oracle process's check, or by the whole run's check when no one property was
         # caught (execute.py): say what is known, not that this property did it.

@@ -188,3 +188,22 @@ def archive(repo: Path, treeish: str, dest: Path) -> None:
                         "name a revision and a directory that exist, e.g. git:origin/main:oracle")
 
 
+
+
+def git_config(repo: Path) -> Path | None:
+    """The repository's own configuration file (where actions/checkout leaves the job token, in
+    ``http.<url>.extraheader``), read without running git: ``.git/config``, or for a linked worktree
+    or submodule whose ``.git`` is a file, the config of the directory its ``gitdir:`` (and that
+    directory's ``commondir``) names. ``None`` when there is none."""
+    dot = repo / ".git"
+    git_dir = dot
+    if dot.is_file():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            line = dot.read_text(encoding="utf-8").strip()
+            if line.startswith("gitdir:"):
+                git_dir = (repo / line[len("gitdir:"):].strip()).resolve()
+        common = git_dir / "commondir"
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    config = git_dir / "config"
+    return config if config.is_file() else None

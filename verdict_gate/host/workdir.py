@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -198,3 +199,41 @@ def ram_parent() -> Path | None:
         return None
     room = st.f_bavail * st.f_frsize
     return RAM_DIR if room >= 2 * MAX_BYTES and os.access(RAM_DIR, os.W_OK | os.X_OK) else None
+
+
+CANARY_TEXT = "verdict-gate fence canary: a candidate worker that can read this file is not fenced off $HOME\n"
+
+
+def home_canary() -> Path | None:
+    """A canary file in ``$HOME`` (``~/.cache/verdict-gate/fence-canary``, made once) that the candidate
+    worker's fence probe tries to read (docs/design.md §8.2); ``None`` where ``$HOME`` cannot hold one.
+    Always under ``$HOME`` itself, whatever ``$XDG_CACHE_HOME`` or ``$VERDICT_GATE_CACHE`` say: it stands
+    for every file there (tokens, keys), which the worker's Landlock rules and mounts never name."""
+    path = Path(os.path.expanduser("~")) / ".cache" / "verdict-gate" / "fence-canary"
+    try:
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(CANARY_TEXT, encoding="ascii")
+    except OSError:
+        return None
+    return path
+
+
+def open_to_worker(paths: Iterable[Path]) -> None:
+    """Let a worker of another uid reach ``paths`` inside the gate's own work dirs: every directory from
+    the outermost ``verdict-gate-*`` work dir down to each path gets the others' search bit (``o+x``:
+    traverse, never list or read) where it lacks it. Nothing outside those work dirs is changed, and no
+    file's mode: the worker's Landlock domain, not file modes, keeps it from everything else there, and
+    a fixture's stamps (the post-run check's) stay as they were. Never raises."""
+    me = os.geteuid()
+    for path in paths:
+        parts = Path(os.path.abspath(path)).parts
+        starts = [i for i, part in enumerate(parts) if part.startswith(PREFIX)]
+        if not starts:
+            continue
+        for i in range(starts[0], len(parts)):
+            directory = Path(*parts[: i + 1])
+            with contextlib.suppress(OSError):
+                st = directory.lstat()
+                if stat.S_ISDIR(st.st_mode) and st.st_uid == me and not st.st_mode & stat.S_IXOTH:
+                    os.chmod(directory, stat.S_IMODE(st.st_mode) | stat.S_IXOTH)

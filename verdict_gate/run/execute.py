@@ -18,18 +18,20 @@ from verdict_gate.boundary import results as stream
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import RunRecord, run_record
+from verdict_gate.host import workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
+from verdict_gate.host.git import git_config
 from verdict_gate.pack import Pack
 from verdict_gate.run import runner
 
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
-def workspace(oracle_pack: Pack, tree: Path, scratch: Path, hidden: Sequence[Path] = (),
+def workspace(oracle_pack: Pack, tree: Path, scratch: Path, secrets: Sequence[Path] = (),
               passes: Mapping[str, Mapping[str, Any]] | None = None) -> runner.Workspace:
-    """The runner's workspace; ``hidden``: directories the candidate worker must not see (the gate's
-    temp dir, the repository, ``$HOME``)."""
+    """The runner's workspace; ``secrets``: files the candidate worker must not read, which its fence
+    probe tries to (the repository's ``.git/config``, a canary in ``$HOME``)."""
     catalog = oracle_pack.catalog
     root = tree.resolve()
     # A python_path entry that is (or goes through) a symbolic link out of the tree would put a host
@@ -40,7 +42,8 @@ def workspace(oracle_pack: Pack, tree: Path, scratch: Path, hidden: Sequence[Pat
     return runner.Workspace(
         pack_dir=oracle_pack.dir, tree_dir=tree, python_path=py_path,
         roots=((oracle_pack.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
-        hidden=tuple(hidden), passes=dict(passes or {}), modules=tuple(catalog.modules),
+        secrets=tuple(secrets), passes=dict(passes or {}), modules=tuple(catalog.modules),
+        limits=dict(catalog.limits),
     )
 
 
@@ -67,7 +70,8 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
     in up to ``jobs`` oracle processes at once (``None``: :func:`runner.default_jobs`).
 
     ``scratch`` is a directory inside the run's temp dir: that whole temp dir (the pack, the other
-    tree, every results stream), ``repo`` and ``$HOME`` are hidden from the candidate worker.
+    tree, every results stream), ``repo`` and ``$HOME`` are out of the candidate worker's reach; its fence
+    probe tries to read ``repo``'s ``.git/config`` and a canary in ``$HOME``.
 
     After the run the fixtures are checked again (by stamps, reading only files whose stamp moved,
     docs/design.md §4): a change means some property mutated them.
@@ -84,8 +88,8 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
     result, record = fixtures or fixture_digest(oracle_pack, tree, revision)
-    hidden = [scratch.parent, Path(os.path.expanduser("~"))] + ([repo] if repo is not None else [])
-    ws = workspace(oracle_pack, tree, scratch, hidden, passes)
+    secrets = [workdir.home_canary(), *([git_config(repo)] if repo is not None else [])]
+    ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes)
     before = result.digest
     ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
            else runner.RawResults({}, []))
@@ -94,7 +98,8 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
     notices += written_through(tree, repo, mutated)
     by_id = {prop.id: prop for prop in props}
     uncollected = sorted(pid for pid, r in raw.items() if r.get("event") == stream.UNCOLLECTED)
-    raw = {pid: r for pid, r in raw.items() if r.get("event") != stream.UNCOLLECTED}
+    raw = {pid: {**r, "isolation": stream.isolation(r.get("isolation"), by_id[pid].isolation)}
+           for pid, r in raw.items() if r.get("event") != stream.UNCOLLECTED}
     # The fixtures changed but no single property was caught doing it: fail closed.
     blame_all = bool(mutated) and not any(r.get("fixture_mutated") for r in raw.values())
     tmp_paths = [str(tree), str(oracle_pack.dir), str(scratch), os.path.realpath(tree),

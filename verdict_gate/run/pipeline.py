@@ -318,7 +318,7 @@ def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: 
     for level in {prop.isolation for prop in oracle_pack.catalog.properties} - {"none"}:
         # Probed once per process, here: a probe's process started beside a run could be swept as a stray.
         with contextlib.suppress(sandbox.Unavailable):
-            sandbox.plan(level, readonly=[], hidden=[], cwd=str(cand))
+            sandbox.method(level)
     stop_base, stop_candidate = threading.Event(), threading.Event()
     base_notices: list[str] = []
     base: dict[str, Any] = {}

@@ -34,6 +34,7 @@ from verdict_gate.boundary import results as stream
 from verdict_gate.boundary import sandbox
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
+from verdict_gate.host import workdir
 from verdict_gate.host.workdir import shared_bytecode_cache
 
 POLL_S = 0.05
@@ -56,9 +57,10 @@ class Workspace:
         roots: ``(absolute dir, repository prefix)`` pairs for repo-relative tracebacks.
         watch: fixture directories whose change after a property means it mutated them.
         scratch: a private directory for specs, results, logs and the bytecode cache.
-        hidden: directories the candidate worker must not see (the gate's whole temp dir, the
-            repository, ``$HOME``): see :mod:`verdict_gate.boundary.sandbox`.
+        secrets: files the candidate worker must not read; its fence probe tries to (the repository's
+            ``.git/config``, a canary in ``$HOME``): see :mod:`verdict_gate.boundary.sandbox`.
         modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
+        limits: the catalog's ``limits`` for the worker (overrides of ``sandbox.DEFAULT_LIMITS``).
     """
 
     pack_dir: Path
@@ -67,8 +69,9 @@ class Workspace:
     roots: tuple[tuple[Path, str], ...]
     watch: tuple[Path, ...]
     scratch: Path
-    hidden: tuple[Path, ...] = ()
+    secrets: tuple[Path, ...] = ()
     modules: tuple[str, ...] = ()
+    limits: Mapping[str, int] = field(default_factory=dict)
     # id → the extra passes of that property: example_log, fresh_seed, fresh_examples
     passes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -248,10 +251,15 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     results: dict[str, dict[str, Any]] = {}
     tally = _Tally(len(props))
     work: list[tuple[str, list[Property]]] = []
+    methods: dict[str, str] = {}
     for level, group in isolation_groups(props):
         if level != "none":
             try:
-                sandbox.plan(level, readonly=[], hidden=[], cwd=str(ws.tree_dir))
+                methods[level] = sandbox.method(level)
+                if methods[level] == "landlock" and os.geteuid() == 0:
+                    # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
+                    # its temp dir inside the gate's private work dirs (Landlock, not file modes, fences the rest).
+                    workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
             except sandbox.Unavailable as exc:
                 progress(f"isolation {level} is unavailable here: {len(group)} propert"
                          f"{'y' if len(group) == 1 else 'ies'} not run")
@@ -278,7 +286,8 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
                 attempt = next(attempts)
             with slot() if slot is not None else contextlib.nullcontext(cpu) as pinned:
                 got, phase_failure = _one_process(remaining, ws, ini, attempt, progress, mine, tally, level,
-                                                  pinned if level != "none" else None, stop, worker_cpu)
+                                                  pinned if level != "none" else None, stop, worker_cpu,
+                                                  methods.get(level))
             if phase_failure:
                 failures.append(phase_failure)
             left = [p for p in remaining if p.id not in mine]
@@ -340,9 +349,10 @@ SPIN_S = 0.002
 
 
 def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None,
-                    worker_cpu: int | None = None) -> dict[str, Any]:
+                    worker_cpu: int | None = None, method: str | None = None) -> dict[str, Any]:
     return {
         "level": level,
+        "method": method,  # chosen once per run (sandbox.method): the oracle process does not probe again
         # See placement(): one CPU for both, or with CPUs to spare one each, polling.
         "cpu": cpu,
         "worker_cpu": worker_cpu,
@@ -351,7 +361,9 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
         "answer_timeout": max(p.timeout for p in props),
         "cwd": str(ws.tree_dir),
         "readonly": [str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
-        "hidden": [str(h) for h in ws.hidden if h.is_dir()],
+        "scratch": str(ws.scratch),
+        "secrets": [str(s) for s in ws.secrets],
+        "limits": dict(ws.limits),
         "candidate_modules": list(ws.modules),
     }
 
@@ -359,7 +371,7 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
                  results: dict[str, dict[str, Any]], tally: _Tally, level: str,
                  cpu: int | None = None, cancel: threading.Event | None = None,
-                 worker_cpu: int | None = None) -> tuple[int, str]:
+                 worker_cpu: int | None = None, method: str | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
     spec = {
         "python_path": [str(p) for p in ws.python_path],
@@ -369,7 +381,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
-        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu),
+        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu, method),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"
     spec_file.write_text(json.dumps(spec), encoding="utf-8")

@@ -45,6 +45,7 @@ from verdict_gate.demo import GIT_ENV, _apply, build_base, examples_dir
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 WORK = Path(os.environ.get("VG_CT_WORK") or "/tmp/verdict-gate-container")
+WORK.mkdir(parents=True, exist_ok=True)
 RUNNER_UID = RUNNER_GID = 1001  # the runner user on GitHub-hosted runners
 PR_NUMBER = 7
 REPOSITORY = "acme/orders"
@@ -276,6 +277,26 @@ def image() -> str:
     size = docker("image", "inspect", "--format", "{{.Size}}", tag).stdout.strip()
     progress(f"built {tag} in {seconds:.1f} s ({int(size) / 1e6:.0f} MB)")
     return tag
+
+
+@pytest.fixture(scope="session")
+def container_facts(image: str) -> dict[str, Any]:
+    """What the sandbox can use in the action's container on this engine (container_facts.py), run
+    as the action runs (root, default seccomp profile and capabilities, --network none) but with
+    --entrypoint: printed once and put at the top of the report."""
+    proc = docker("run", "--rm", "--network", "none", "-v", f"{HERE / 'container_facts.py'}:/facts.py:ro",
+                  "--entrypoint", "/opt/verdict-gate/bin/python", image, "-I", "/facts.py", check=False)
+    try:
+        facts: dict[str, Any] = json.loads(proc.stdout)
+    except ValueError:
+        facts = {"error": (proc.stdout + proc.stderr)[-500:]}
+    engine = docker("version", "--format", "{{.Server.Version}}", check=False).stdout.strip()
+    facts = {"engine": engine, **facts}
+    text = "=== inside the action's container on this engine: " + json.dumps(facts) + "\n"
+    with (WORK / "report.txt").open("a", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+    print(text)
+    return facts
 
 
 @pytest.fixture(scope="session")
@@ -694,7 +715,7 @@ def check(case: str, res: Result, step: Step, problems: list[str]) -> None:
 # --- the cases -----------------------------------------------------------------------------------
 
 
-def test_honest_patch_is_promoted(image: str, make_step: Any) -> None:
+def test_honest_patch_is_promoted(image: str, container_facts: dict[str, Any], make_step: Any) -> None:
     cand = CANDIDATES["good-refactor"]
     step = make_step("honest", cand["edits"], cand["description"])
     progress(f"case honest: {cand['description']}")
@@ -702,7 +723,7 @@ def test_honest_patch_is_promoted(image: str, make_step: Any) -> None:
     check("honest (good-refactor)", res, step, common_problems(res, step, "promoted", 0, cand["expect"]["verdicts"]))
 
 
-def test_broken_patch_is_blocked(image: str, make_step: Any) -> None:
+def test_broken_patch_is_blocked(image: str, container_facts: dict[str, Any], make_step: Any) -> None:
     cand = CANDIDATES["new-failure"]
     step = make_step("broken", cand["edits"], cand["description"])
     progress(f"case broken: {cand['description']}")
@@ -710,7 +731,7 @@ def test_broken_patch_is_blocked(image: str, make_step: Any) -> None:
     check("broken (new-failure)", res, step, common_problems(res, step, "blocked", 1, cand["expect"]["verdicts"]))
 
 
-def test_hostile_patch_is_fenced_and_not_promoted(image: str, make_step: Any) -> None:
+def test_hostile_patch_is_fenced_and_not_promoted(image: str, container_facts: dict[str, Any], make_step: Any) -> None:
     nonce = secrets.token_hex(8)
     tag = f"HOSTILE-{nonce}"
     listener = Listener()

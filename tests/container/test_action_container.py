@@ -666,7 +666,8 @@ def common_problems(res: Result, step: Step, expect_outcome: str, expect_code: i
             if r.get("status") in ("crash", "timeout"):
                 problems.append(f"runs.json {pid}: status {r.get('status')}: {r.get('exc_type')}: "
                                 f"{str(r.get('message'))[:400]}")
-            if iso.get("level") != "sandbox" or iso.get("method") in (None, "", "process", "in-process", "unavailable"):
+            if iso.get("level") != "sandbox" or iso.get("method") in (None, "", "unknown", "process", "in-process",
+                                                                     "unavailable"):
                 why = f" (why: {iso['why']})" if iso.get("why") else ""
                 problems.append(f"runs.json {pid}: isolation {iso.get('level')}/{iso.get('method')}, expected level "
                                 f"sandbox with a sandboxing method{why}")
@@ -746,7 +747,9 @@ def test_hostile_patch_is_fenced_and_not_promoted(image: str, container_facts: d
         time.sleep(1)  # a last connection in flight
     finally:
         listener.close()
-    problems = common_problems(res, step, "blocked", 1, {"prop.order_total": ["fail", ["*"]]})
+    # no_freeze, not crashed: order_total_cents ran (its broken total failed the property), so the
+    # telemetry it calls first ran too and every act it tried was refused (it raises when one works)
+    problems = common_problems(res, step, "blocked", 1, {"prop.order_total": ["fail", ["no_freeze"]]})
 
     # the host side of every channel the hostile code tried
     if listener.received:

@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install bubblewrap check fast test unit lint package demo self-gate bench clean
+.PHONY: install bubblewrap check fast test unit lint package demo self-gate bench clean container-test
 
 install: $(STAMP)
 
@@ -58,6 +58,12 @@ lint: $(STAMP)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(BIN)/hadolint Dockerfile
 	$(BIN)/zizmor --offline --no-progress --quiet .github/workflows action.yml
+
+# The Docker container action end to end on a real Docker engine, run as GitHub's runner runs it
+# (tests/container/README.md). Needs root (or a running engine): installs docker.io and debootstrap
+# when missing, starts dockerd (no bridge, no iptables) when none answers and stops it at the end.
+container-test: $(STAMP)
+	PYTHON_BIN=$(abspath $(BIN))/python tests/container/run.sh
 
 demo: $(STAMP)
 	$(BIN)/verdict-gate demo

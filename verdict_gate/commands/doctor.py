@@ -41,16 +41,16 @@ def examine(level: str) -> dict[str, Any]:
         (tree / "src" / "doctor_probe.py").write_text("ANSWER = 42\n", encoding="utf-8")
         if method == "landlock":
             workdir.open_to_worker([tree, scratch])
-        canary = workdir.home_canary()
-        client = proxy.Client(level, [str(tree / "src")], str(tree), method=method, scratch=str(scratch),
-                              secrets=[str(canary)] if canary else [])
-        try:
-            client.start()
-            client.request({"op": "import", "mod": "doctor_probe"})  # the worker serves, fenced
-        except Exception as exc:  # IsolationUnavailable, a worker that did not serve
-            return {"available": False, "method": method, "why": str(exc)}
-        finally:
-            client.close()
+        with workdir.home_canary() as canary:
+            client = proxy.Client(level, [str(tree / "src")], str(tree), method=method, scratch=str(scratch),
+                                  secrets=[str(canary)] if canary else [])
+            try:
+                client.start()
+                client.request({"op": "import", "mod": "doctor_probe"})  # the worker serves, fenced
+            except Exception as exc:  # IsolationUnavailable, a worker that did not serve
+                return {"available": False, "method": method, "why": str(exc)}
+            finally:
+                client.close()
         return {"available": True, **client.info}
 
 

@@ -204,19 +204,25 @@ def ram_parent() -> Path | None:
 CANARY_TEXT = "verdict-gate fence canary: a candidate worker that can read this file is not fenced off $HOME\n"
 
 
-def home_canary() -> Path | None:
-    """A canary file in ``$HOME`` (``~/.cache/verdict-gate/fence-canary``, made once) that the candidate
-    worker's fence probe tries to read (docs/design.md §8.2); ``None`` where ``$HOME`` cannot hold one.
-    Always under ``$HOME`` itself, whatever ``$XDG_CACHE_HOME`` or ``$VERDICT_GATE_CACHE`` say: it stands
-    for every file there (tokens, keys), which the worker's Landlock rules and mounts never name."""
-    path = Path(os.path.expanduser("~")) / ".cache" / "verdict-gate" / "fence-canary"
+@contextmanager
+def home_canary() -> Iterator[Path | None]:
+    """A canary file in ``$HOME`` for the candidate worker's fence probe to try to read (docs/design.md
+    §8.2), there while the context lasts and removed after it, so nothing is left in a home the job
+    shares (``/github/home``); ``None`` where ``$HOME`` cannot hold one. In ``$HOME`` itself, whatever
+    ``$XDG_CACHE_HOME`` or ``$VERDICT_GATE_CACHE`` say: it stands for every file there (tokens, keys),
+    which the worker's Landlock rules and mounts never name."""
     try:
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(CANARY_TEXT, encoding="ascii")
+        fd, name = tempfile.mkstemp(prefix=".verdict-gate-canary-", dir=os.path.expanduser("~"))
     except OSError:
-        return None
-    return path
+        yield None
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(CANARY_TEXT)
+        yield Path(name)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def open_to_worker(paths: Iterable[Path]) -> None:

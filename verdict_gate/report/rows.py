@@ -67,3 +67,26 @@ def artifact_note(pack: dict[str, Any]) -> str:
         return ""
     return (f", artifact {art['name']} {art['artifact_id']} of run {art['run_id']} "
             f"({str(art.get('head_sha', ''))[:12]} on {art['branch']})")
+
+
+def isolation(ev: Evidence) -> list[dict[str, Any]]:
+    """How the candidate runs were fenced, grouped: one ``{"level", "method", "held", "open", "properties"}``
+    per distinct level, method and set of fences (``held``/``open``: fence names; ``properties``: how many
+    ran so), most properties first. From ``runs.json``; ``[]`` without runs."""
+    groups: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], int] = {}
+    runs = ev.runs.runs if ev.runs is not None else {}
+    for run in runs.values():
+        fences = run.isolation.get("fences") or {}
+        key = (str(run.isolation.get("level", "")), str(run.isolation.get("method", "")),
+               tuple(f for f, ok in fences.items() if ok), tuple(f for f, ok in fences.items() if not ok))
+        groups[key] = groups.get(key, 0) + 1
+    return [{"level": level, "method": method, "held": list(held), "open": list(open_), "properties": n}
+            for (level, method, held, open_), n in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def isolation_line(group: dict[str, Any]) -> str:
+    """``3 properties at sandbox via landlock: network, filesystem, processes, limits held`` (plain text)."""
+    n = group["properties"]
+    held = f"{', '.join(group['held'])} held" if group["held"] else "no fence held"
+    open_ = f"; not held: {', '.join(group['open'])}" if group["open"] else ""
+    return f"{n} propert{'y' if n == 1 else 'ies'} at {group['level']} via {group['method']}: {held}{open_}"

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from verdict_gate import __version__
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import REASON_ROWS
-from verdict_gate.report.rows import cause, location, ordered, signature
+from verdict_gate.report.rows import cause, isolation, location, ordered, signature
 from verdict_gate.report.rules import INFO_URI, RULES, help_markdown, help_text, help_uri
 
 # The rule texts (short, full, help, helpUri) live in verdict_gate/report/rules.py, one per reason.
@@ -64,7 +64,7 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
             "automationDetails": {"id": category.rstrip("/") + "/"},
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the repository root"}}},
             "results": results[:25_000],
-            "properties": {"outcome": ev.outcome or "void", "promoted": ev.promoted},
+            "properties": {"outcome": ev.outcome or "void", "promoted": ev.promoted, "isolation": isolation(ev)},
         }],
     }
 

@@ -15,7 +15,7 @@ import re
 
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import Verdict
-from verdict_gate.report.rows import artifact_note, cause, counts, ordered
+from verdict_gate.report.rows import artifact_note, cause, counts, isolation, isolation_line, ordered
 from verdict_gate.report.rules import RULES
 from verdict_gate.report.text import md_cell, printable
 
@@ -97,6 +97,7 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
     if ev.verdicts:
         head.append(f"- {c['fail']} fail · {c['inconclusive']} inconclusive · {c['pass']} pass · "
                     f"policy `{ev.policy}`")
+    head += [f"- isolation: {md_cell(isolation_line(g))}" for g in isolation(ev)]
     head += [f"- note: {md_cell(n)}" for n in ev.notices]
     text = "\n".join(head) + "\n"
     if not ev.verdicts:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from verdict_gate.core.evidence import Evidence
-from verdict_gate.report.rows import artifact_note, cause, counts, ordered
+from verdict_gate.report.rows import artifact_note, cause, counts, isolation, isolation_line, ordered
 
 
 def terminal_table(ev: Evidence) -> str:
@@ -13,6 +13,7 @@ def terminal_table(ev: Evidence) -> str:
              + (f"  sha256 {ev.pack['sha256'][:16]}…" if ev.pack.get("sha256") else "") + artifact_note(ev.pack)]
     if ev.void_reason:
         lines.append(f"void: {ev.void_reason}")
+    lines += [f"isolation: {isolation_line(g)}" for g in isolation(ev)]
     lines += [f"note: {n}" for n in ev.notices]
     if ev.verdicts:
         width = max(len("property"), *(len(p) for p in ev.verdicts))

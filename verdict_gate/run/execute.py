@@ -88,11 +88,12 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
     result, record = fixtures or fixture_digest(oracle_pack, tree, revision)
-    secrets = [workdir.home_canary(), *([git_config(repo)] if repo is not None else [])]
-    ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes)
     before = result.digest
-    ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
-           else runner.RawResults({}, []))
+    with workdir.home_canary() as canary:
+        secrets = [canary, *([git_config(repo)] if repo is not None else [])]
+        ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes)
+        ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
+               else runner.RawResults({}, []))
     raw = ran.results
     mutated = fixtures_changed(oracle_pack, tree, result)  # by stamps: docs/design.md §4, "The post-run check"
     notices += written_through(tree, repo, mutated)

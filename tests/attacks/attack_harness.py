@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 import uuid
@@ -32,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conftest import NO_BWRAP
 
 HERE = Path(__file__).resolve().parent
 BASE = HERE / "base"  # the base project: src/calc and the oracle pack
@@ -55,7 +58,7 @@ def gate_module() -> str:
 
 
 def gate_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", gate_module(), *args]
+    return [gate_python(), "-m", gate_module(), *args]
 
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "attack", "GIT_AUTHOR_EMAIL": "attack@example.invalid",
@@ -76,30 +79,24 @@ def commit_all(repo: Path, message: str) -> None:
     git(repo, "commit", "--quiet", "--allow-empty", "-m", message)
 
 
-_RUN_AS: dict[str, str] | None = None
+def method() -> str:
+    """The sandbox method the corpus runs at: ``$VG_ATTACKS_METHOD`` (``landlock``: bubblewrap hidden, the
+    worker fenced by Landlock, seccomp and, as root, a uid of its own; ``make attacks-landlock``), else the
+    host's default (bubblewrap where it runs)."""
+    return os.environ.get("VG_ATTACKS_METHOD", "default")
 
 
-def run_as_env() -> dict[str, str]:
-    """As root the gate runs properties as `nobody`; where `nobody` cannot run this interpreter
-    (a Python under /root) it needs VERDICT_GATE_RUN_AS=root, as tests/conftest.py says too.
-    Once the sandbox lands this knob goes away and this returns {}."""
-    global _RUN_AS
-    if _RUN_AS is None:
-        _RUN_AS = {}
-        if os.geteuid() == 0 and "VERDICT_GATE_RUN_AS" not in os.environ:
-            import pwd
+def gate_python() -> str:
+    """The interpreter the gate runs with: this one, or at the ``landlock`` method as root one a worker of
+    its own uid can run (tests/conftest.py ``shared_python``)."""
+    if method() != "landlock":
+        return sys.executable
+    from conftest import shared_python
 
-            try:
-                entry = pwd.getpwnam("nobody")
-                ok = subprocess.run([sys.executable, "-P", "-s", "-c", "import pytest, hypothesis"],
-                                    user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd="/",
-                                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                                    capture_output=True, timeout=60).returncode == 0
-            except (KeyError, OSError, subprocess.SubprocessError):
-                ok = False
-            if not ok:
-                _RUN_AS = {"VERDICT_GATE_RUN_AS": "root"}
-    return _RUN_AS
+    python = shared_python()
+    if python is None:
+        pytest.skip("the landlock method needs an interpreter a worker of its own uid can run")
+    return python
 
 
 # --- files and processes a case may leave outside its temp dirs -----------------------------
@@ -118,6 +115,12 @@ def outside_roots() -> list[Path]:
             if spec is not None and spec.origin:
                 origin = Path(spec.origin).parent
                 roots |= {origin, origin.parent}
+    if gate_python() != sys.executable:  # the gate's own interpreter (the landlock method as root)
+        with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
+            found = subprocess.run([gate_python(), "-c", "import json, site, sysconfig; print(json.dumps("
+                                    "[*site.getsitepackages(), sysconfig.get_paths()['purelib']]))"],
+                                   capture_output=True, text=True, timeout=60).stdout
+            roots |= {Path(p) for p in json.loads(found)}
     roots.add(Path("/tmp"))
     roots.add(Path("/dev/shm"))
     roots.add(Path(os.path.expanduser("~/.cache")))
@@ -176,23 +179,37 @@ def kill_pids(pids: list[int]) -> None:
 
 
 class LoopbackServer:
-    """A TCP listener on 127.0.0.1 that records every connection (and the first bytes sent)."""
+    """Listeners a fenced worker must never reach, each recording what reached it (and the first bytes
+    sent): TCP and UDP on 127.0.0.1 (``port``), and a Unix socket at ``unix_path`` (``None``: none), a
+    stand-in for ``/var/run/docker.sock`` that answers like the Docker API's ``/_ping``."""
 
-    def __init__(self) -> None:
+    def __init__(self, unix_path: str | None = None) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.unix_path = unix_path
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) if unix_path else None
+        if self.unix is not None and unix_path:
+            self.unix.bind(unix_path)
         self.connections: list[bytes] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._serve, args=(srv,), daemon=True)
+                         for srv in (self.sock, self.unix) if srv is not None]
+        self._threads.append(threading.Thread(target=self._datagrams, daemon=True))
+        for srv in (self.sock, self.unix):
+            if srv is not None:
+                srv.listen(16)
+                srv.settimeout(0.2)
+        self.udp.settimeout(0.2)
+        for thread in self._threads:
+            thread.start()
 
-    def _serve(self) -> None:
+    def _serve(self, srv: socket.socket) -> None:
         while not self._stop.is_set():
             try:
-                conn, _ = self.sock.accept()
+                conn, _ = srv.accept()
             except OSError:
                 continue
             with conn:
@@ -200,13 +217,24 @@ class LoopbackServer:
                 data = b""
                 with contextlib.suppress(OSError):
                     data = conn.recv(4096)
-                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nOK")
                 self.connections.append(data)
+
+    def _datagrams(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data, _ = self.udp.recvfrom(4096)
+            except OSError:
+                continue
+            self.connections.append(data)
 
     def close(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=2)
-        self.sock.close()
+        for thread in self._threads:
+            thread.join(timeout=2)
+        for srv in (self.sock, self.udp, self.unix):
+            if srv is not None:
+                srv.close()
 
 
 # --- the base project ---------------------------------------------------------------------------
@@ -280,12 +308,18 @@ class Arena:
     tmp: Path
     cache: Path
     token: str = field(default_factory=lambda: "vgattack" + uuid.uuid4().hex[:12])
-    server: LoopbackServer = field(default_factory=LoopbackServer)
     runs: list[GateRun] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.gate_tmp = self.tmp / "gt"
-        self.gate_tmp.mkdir()
+        # The gate's temp dir: under /tmp (searchable by all) rather than pytest's private basetemp, so a
+        # worker of its own uid (the landlock method as root) can reach its tree; removed in cleanup.
+        self.gate_tmp = Path(tempfile.mkdtemp(prefix="vg-attack-", dir="/tmp"))  # no token: not a "foreign" file
+        os.chmod(self.gate_tmp, 0o711)
+        self.server = LoopbackServer(str(self.gate_tmp / "docker.sock"))
+        # The gate's $HOME, holding a credential as a runner's home may (~/.netrc): the worker must not read it.
+        self.home = self.tmp / "home"
+        self.home.mkdir()
+        (self.home / ".netrc").write_text(f"machine github.com login x-access-token password {self.canary}\n")
         self.github_output = self.tmp / "github_output"
         self.github_output.write_text("")
 
@@ -293,13 +327,24 @@ class Arena:
     def canary(self) -> str:
         return f"ghs_{self.token}canary"
 
+    @property
+    def canary_basic(self) -> str:
+        """The canary as actions/checkout writes the token into ``.git/config`` (HTTP basic, base64)."""
+        import base64
+
+        return base64.b64encode(f"x-access-token:{self.canary}".encode()).decode()
+
     def substitutions(self) -> dict[str, str]:
-        return {"@@TOKEN@@": self.token, "@@PORT@@": str(self.server.port), "@@CANARY@@": self.canary}
+        return {"@@TOKEN@@": self.token, "@@PORT@@": str(self.server.port), "@@CANARY@@": self.canary,
+                "@@UNIX@@": self.server.unix_path or "", "@@HOME@@": str(self.home)}
 
     def repo(self, name: str) -> Path:
+        """A copy of the base repository on branch ``name``, with the canary in its ``.git/config`` as
+        actions/checkout's default ``persist-credentials: true`` leaves the job token there."""
         repo = self.tmp / name
         shutil.copytree(self.base, repo)
         git(repo, "checkout", "--quiet", "-b", name)
+        git(repo, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {self.canary_basic}")
         return repo
 
     def write_tree(self, repo: Path, source: Path, skip: tuple[str, ...] = ("attack.yaml", "expect.yaml")) -> list[str]:
@@ -339,7 +384,9 @@ class Arena:
 
     def gate(self, repo: Path, out: Path, *, private_cache: bool = False, extra_env: dict | None = None) -> GateRun:
         cache = self.tmp / "private-cache" if private_cache else self.cache
-        env = {**os.environ, **run_as_env(), "TMPDIR": str(self.gate_tmp), "VERDICT_GATE_CACHE": str(cache),
+        env = {**os.environ, **(NO_BWRAP if method() == "landlock" else {}), "TMPDIR": str(self.gate_tmp),
+               "HOME": str(self.home),
+               "VERDICT_GATE_CACHE": str(cache),
                "GITHUB_TOKEN": self.canary, "GITHUB_OUTPUT": str(self.github_output), **(extra_env or {})}
         env.pop("VERDICT_GATE_KEEP_WORK", None)
         argv = gate_argv("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle",
@@ -378,6 +425,7 @@ class Arena:
             kill_pids(pids)
             time.sleep(0.1)
         remove_paths(self.foreign())
+        shutil.rmtree(self.gate_tmp, ignore_errors=True)
         self.server.close()
 
 
@@ -436,6 +484,23 @@ def assert_not_promoted(run: GateRun, label: str = "") -> None:
     assert run.outcome != "promoted", "PROMOTED: " + detail
     assert run.code != 0, "exit 0: " + detail
     assert not TRACEBACK.search(run.stdout + run.stderr), "a traceback was printed: " + detail
+    assert_method(run, detail)
+
+
+def methods_of(run: GateRun) -> set[str]:
+    """The isolation methods the sandboxed properties of ``run`` ran by (runs.json), e.g. ``{"landlock"}``."""
+    try:
+        runs = json.loads((run.out / "runs.json").read_text())["runs"]
+    except (OSError, ValueError, KeyError):
+        return set()
+    return {r["isolation"]["method"] for r in runs.values() if r["isolation"]["level"] == "sandbox"}
+
+
+def assert_method(run: GateRun, detail: str = "") -> None:
+    """At the landlock method the sandboxed properties must really have run by it (a case that made the
+    worker unavailable is a gate fault, `incomplete`, and proves nothing about the fence)."""
+    if method() == "landlock":
+        assert methods_of(run) <= {"landlock", "unknown"}, f"ran by {methods_of(run)}: " + detail
 
 
 # --- a per-case line in the terminal summary (for the report) -------------------------------
@@ -445,7 +510,8 @@ RESULTS: list[dict[str, Any]] = []
 
 def record(name: str, runs: list[GateRun], **extra: object) -> None:
     RESULTS.append({"case": name, "runs": [{"exit": r.code, "outcome": r.outcome, "failing": r.failing(),
-                                            "seconds": round(r.seconds, 1)} for r in runs], **extra})
+                                            "seconds": round(r.seconds, 1), "methods": sorted(methods_of(r))}
+                                           for r in runs], **extra})
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -453,7 +519,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     terminalreporter.section("attack corpus: what the gate said")
     for row in RESULTS:
-        runs = "; ".join(f"exit {r['exit']} {r['outcome']}" for r in row["runs"])
+        runs = "; ".join(f"exit {r['exit']} {r['outcome']}" + (f" ({','.join(r['methods'])})" if r["methods"] else "")
+                         for r in row["runs"])
         notes = ", ".join(f"{k}={v}" for k, v in row.items() if k not in ("case", "runs") and v)
         terminalreporter.write_line(f"{row['case']:<34} {runs}" + (f"  [{notes}]" if notes else ""))
     dump = os.environ.get("VG_ATTACKS_REPORT")

@@ -7,7 +7,10 @@ repository is as it was. A case's ``attack.yaml`` may also claim fences that mus
 (``fences:``): ``pid`` (nothing the run started outlives it), ``network`` (the loopback server
 sees no connection), ``files`` (nothing created outside the temp dirs: site-packages, the
 gate's install, /tmp), ``evidence`` (the evidence directory holds only the gate's files),
-``secrets`` (the canary token never leaves the gate's process: not sent, not in the evidence).
+``secrets`` (the canary token never leaves the gate's process: not sent, not in the evidence, in
+neither its plain nor its ``.git/config`` form), ``acts`` (no forbidden act a case tries, a socket, a
+read of a secret, a signal or a trace of the oracle, succeeded: the case says ``FENCE-OPEN`` in its
+failure when one does, and no output or evidence may hold that).
 ``forbid_output`` / ``forbid_summary`` list text the gate must not relay from candidate code. ``then: broken`` gates a
 second, trick-free broken patch after the first (persistence: daemons, planted files).
 """
@@ -23,7 +26,7 @@ from attack_harness import BROKEN, CASES_DIR, Arena, assert_not_promoted, record
 EVIDENCE_FILES = {"fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
                   "results.sarif", "summary.md"}
 CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "attack.yaml").is_file())
-FENCES = {"pid", "network", "files", "evidence", "secrets"}
+FENCES = {"pid", "network", "files", "evidence", "secrets", "acts"}
 
 
 def load_meta(case: Path) -> dict:
@@ -50,9 +53,16 @@ def test_attack_is_not_promoted(case: Path, arena: Arena) -> None:
         arena.apply(nxt, BROKEN, {"overlay": "none", "description": "the standard bugs, no trick"})
         runs.append(arena.gate(nxt, arena.tmp / "out-next", private_cache=bool(meta.get("private_cache"))))
     survivors, foreign, connections = arena.survivors(), arena.foreign(), list(arena.server.connections)
-    leaked = [c.decode(errors="replace")[:80] for c in connections if arena.canary.encode() in c]
+    secrets = (arena.canary.encode(), arena.canary_basic.encode())
+    leaked = [c.decode(errors="replace")[:80] for c in connections if any(s in c for s in secrets)]
     leaked += [str(p) for run in runs if run.out.is_dir() for p in sorted(run.out.iterdir())
-               if p.is_file() and arena.canary.encode() in p.read_bytes()]
+               if p.is_file() and any(s in p.read_bytes() for s in secrets)]
+    leaked += [f"gate output of run {i + 1}" for i, run in enumerate(runs)
+               if any(s.decode() in run.stdout + run.stderr for s in secrets)]
+    opened = [f"run {i + 1}: {line.strip()[:300]}" for i, run in enumerate(runs)
+              for line in (run.stdout + run.stderr).splitlines() if "FENCE-OPEN" in line]
+    opened += [str(p) for run in runs if run.out.is_dir() for p in sorted(run.out.iterdir())
+               if p.is_file() and b"FENCE-OPEN" in p.read_bytes()]
     extra_evidence = sorted(p.name for p in out.iterdir() if p.name not in EVIDENCE_FILES or p.is_symlink()) \
         if out.is_dir() else []
     gh_output = arena.github_output.read_text()
@@ -81,6 +91,8 @@ def test_attack_is_not_promoted(case: Path, arena: Arena) -> None:
         assert not extra_evidence, f"the evidence directory holds files the gate did not write: {extra_evidence}"
     if "secrets" in fences:
         assert not leaked, f"the canary token left the gate: {leaked}"
+    if "acts" in fences:
+        assert not opened, f"a forbidden act succeeded: {opened}"
 
 
 def _outside_code_fences(markdown: str) -> str:

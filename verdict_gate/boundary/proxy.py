@@ -135,6 +135,21 @@ class _Targets:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _reachable(path: str, uid: int) -> None:
+    """Raise :class:`sandbox.Unavailable` when a process of ``uid`` (and no group) cannot reach ``path``:
+    some directory above it is not searchable by others (a private ``$TMPDIR``), naming it and the fix."""
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    for i in range(1, len(parts)):
+        directory = os.sep.join(parts[:i]) or os.sep
+        st = os.stat(directory)
+        if st.st_uid != uid and not st.st_mode & 0o001:
+            raise sandbox.Unavailable(
+                f"the worker's own uid {uid} cannot reach {real}: {directory} is not searchable by other users "
+                f"(mode {st.st_mode & 0o7777:o}); fix: give the gate a temp dir others can traverse (TMPDIR=/tmp, "
+                f"or chmod o+x {directory})")
+
+
 # The Docker daemon's sockets: a worker that reaches one can start a privileged container.
 DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 
@@ -207,8 +222,11 @@ class Client:
             pol = sandbox.policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
                                  tmp=self._tmp or "/tmp", cwd=self.cwd, limits=self.limits, bytecode=self.bytecode,
                                  probes=self._targets.probes(self.cwd, self.secrets))
-            if pol.uid is not None and self._tmp:
-                os.chown(self._tmp, pol.uid, pol.uid)
+            if pol.uid is not None:
+                if self._tmp:
+                    os.chown(self._tmp, pol.uid, pol.uid)
+                for path in (self.cwd, self._tmp or self.cwd):
+                    _reachable(path, pol.uid)
             how = sandbox.launch(pol, bytecode=self.bytecode)
         except (sandbox.Unavailable, OSError) as exc:
             self.unavailable = str(exc)

@@ -234,11 +234,16 @@ class Client:
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         argv = [*how.argv, sys.executable, "-P", "-s", "-B", WORKER, str(to_worker_r), str(from_worker_w)]
+        assert self._targets is not None
+        # The worker's stderr goes to a file of the oracle's (capped by its RLIMIT_FSIZE): its last lines
+        # say why a worker that never answered died (a Python it cannot run, a fence that failed to apply).
+        self._stderr = os.path.join(self._targets.dir, f"worker-{self.generation + 1}.stderr")
         try:
-            self.proc = subprocess.Popen(argv, pass_fds=(to_worker_r, from_worker_w), env=how.env,
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, cwd="/", preexec_fn=how.preexec,
-                                         start_new_session=how.new_session)
+            with open(self._stderr, "wb") as err:
+                self.proc = subprocess.Popen(argv, pass_fds=(to_worker_r, from_worker_w), env=how.env,
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=err, cwd="/", preexec_fn=how.preexec,
+                                             start_new_session=how.new_session)
         except OSError as exc:
             self.unavailable = f"the candidate worker ({name}) did not start: {exc}"
             raise IsolationUnavailable(self.unavailable) from None
@@ -262,6 +267,19 @@ class Client:
             self.ready()
 
     _policy: Any = None
+
+    _stderr: str | None = None
+
+    def _stderr_tail(self, limit: int = 1500) -> str:
+        """``; it said: …`` with the last lines the worker wrote to stderr, or ``""``."""
+        try:
+            with open(self._stderr or "", "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - limit))
+                text = fh.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+        return f"; it said: {' | '.join(text.splitlines()[-6:])}" if text else ""
 
     def _worker_tmp(self, name: str) -> str | None:
         """A fresh private temp dir for a Landlock or ``process`` worker (bubblewrap gives its own ``/tmp``)."""
@@ -289,7 +307,7 @@ class Client:
             probes, confined = dict(report["probes"]), dict(report["confined"])
         except (OSError, codec.ProtocolError, KeyError, TypeError, ValueError) as exc:
             self.kill()
-            self.unavailable = f"the candidate worker ({pol.method}) did not start: {exc}"
+            self.unavailable = f"the candidate worker ({pol.method}) did not start: {exc}{self._stderr_tail()}"
             raise IsolationUnavailable(self.unavailable) from None
         assert self._targets is not None
         reached = self._targets.reached()

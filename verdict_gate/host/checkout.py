@@ -41,13 +41,20 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verdict_gate.boundary import sandbox
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import git
 from verdict_gate.host.fixtures import glob_roots, is_fixture, not_checked_out, whole_roots
 
 LINKS_ENV = "VERDICT_GATE_FIXTURE_LINKS"  # "0": check every fixture out
-NOBODY = 65534
+NOBODY = 65534  # the uid a bubblewrap worker runs as in its user namespace
+
+
+def _worker_owned(uid: int) -> bool:
+    """Whether ``uid`` (a file's owner or group) is one a candidate worker runs as: ``nobody`` under
+    bubblewrap, or a worker's own uid of the ``landlock`` method (:data:`sandbox.UID_BASE` onwards)."""
+    return uid == NOBODY or sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SPAN
 REGULAR = ("100644", "100755")
 Blobs = Mapping[str, tuple[str, str]]  # path → (git mode, blob id)
 
@@ -220,8 +227,8 @@ def _link_all(top: str, dest_top: str, paths: list[str], checked: bool = False,
                 src, dst = sources.fd(parent), dests.fd(parent)
                 if not checked:
                     st = os.stat(name, dir_fd=src, follow_symlinks=False)
-                    others_write = st.st_mode & stat.S_IWOTH or (st.st_gid == NOBODY and st.st_mode & stat.S_IWGRP)
-                    if not stat.S_ISREG(st.st_mode) or others_write or st.st_uid == NOBODY:
+                    others_write = st.st_mode & stat.S_IWOTH or (_worker_owned(st.st_gid) and st.st_mode & stat.S_IWGRP)
+                    if not stat.S_ISREG(st.st_mode) or others_write or _worker_owned(st.st_uid):
                         continue
                     if bool(st.st_mode & stat.S_IXUSR) != (path in executable):
                         continue

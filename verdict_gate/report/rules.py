@@ -86,7 +86,10 @@ RULES: dict[str, Rule] = {
         "Find the slow or hanging code path; raise the timeout only through a reviewed catalog change."),
     "crashed": Rule(
         "The property's process crashed.",
-        "The process running the property died or broke the results stream before reporting the property.",
+        "The candidate's own crash: the process running the property died or broke the results stream before "
+        "reporting it, or the candidate worker died, hung up or flooded its channel while serving the candidate's "
+        "code (its import failed, it called os._exit, it ran out of memory). A worker that never started is the "
+        "host's fault instead: isolation_unavailable, outcome incomplete.",
         "Run the property with plain pytest (docs/adopting.md) to see the crash; a segfault or os._exit in the "
         "code under test shows up here."),
     "unseeded": Rule(
@@ -101,10 +104,15 @@ RULES: dict[str, Rule] = {
         "Relax assume() calls or filters so examples get through, or mark a plain test kind: example."),
     "isolation_unavailable": Rule(
         "The host could not give the isolation level the catalog asks for.",
-        "The property asks for isolation (sandbox or process) that this machine cannot provide, so it was not "
-        "run under it. The gate never downgrades silently; the outcome is incomplete.",
-        "Run the gate where the level is available (the Docker action), or lower the property's isolation "
-        "through a reviewed catalog change."),
+        "A fault of the gate or the host, never the candidate's: the level (sandbox or process) cannot be given "
+        "here (neither bubblewrap nor Landlock with seccomp can fence a worker), the candidate worker could not "
+        "start (an interpreter or a temp dir its own uid cannot reach), or its probe found a fence the method "
+        "claims open. The property was not run under a lower level: the gate never downgrades silently, and the "
+        "outcome is incomplete (exit 4), not blocked.",
+        "Run `verdict-gate doctor` where the gate runs: it starts a real worker and names each fence and the fix. "
+        "Install bubblewrap, or give the worker Landlock and seccomp (Linux 5.13+), install the gate where the "
+        "worker's own uid can run it (not under /root), keep TMPDIR traversable; or lower the property's "
+        "isolation through a reviewed catalog change for a candidate you trust."),
     "unfrozen_failure": Rule(
         "A failure beside the frozen one is not covered by any freeze.",
         "The property's run has several failures; at least one of them has no freeze of its own. A freeze "

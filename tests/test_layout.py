@@ -321,3 +321,39 @@ def test_cli_only_parses_and_dispatches() -> None:
     cli_imports = {name for _, name in imports(cli.read_text(encoding="utf-8"), "verdict_gate.cli")
                    if name.split(".")[0] == "verdict_gate"}
     assert all(_under(n, allowed) for n in cli_imports), cli_imports
+
+
+def test_one_level_list_and_one_fence_list() -> None:
+    """The isolation levels, methods and fences are written once (boundary/sandbox.py); the schemas and
+    the core's rank of the levels are kept equal to them here."""
+    import json
+
+    from verdict_gate.boundary import results, sandbox
+    from verdict_gate.core.verdict import ISOLATION_RANK
+
+    catalog = json.loads((ROOT / "schemas" / "catalog.schema.json").read_text())
+    runs = json.loads((ROOT / "schemas" / "runs.schema.json").read_text())
+    isolation = _find(runs, "isolation")["properties"]
+    assert catalog["$defs"]["isolation"]["enum"] == list(sandbox.LEVELS)
+    assert isolation["level"]["enum"] == list(sandbox.LEVELS)
+    assert isolation["method"]["enum"] == list(results.ISOLATION_METHODS)
+    assert list(isolation["fences"]["properties"]) == list(sandbox.FENCES)
+    assert sorted(ISOLATION_RANK, key=ISOLATION_RANK.__getitem__, reverse=True) == list(sandbox.LEVELS)
+    assert set(sandbox.FENCE_PROBES) == set(sandbox.FENCES) and set(sandbox.METHODS) == set(sandbox.LEVELS)
+
+
+def _find(doc: object, key: str) -> dict:
+    """The first value under ``key`` anywhere in a JSON document (a dict)."""
+    if isinstance(doc, dict):
+        if key in doc and isinstance(doc[key], dict):
+            return doc[key]
+        for value in doc.values():
+            found = _find(value, key)
+            if found:
+                return found
+    elif isinstance(doc, list):
+        for value in doc:
+            found = _find(value, key)
+            if found:
+                return found
+    return {}

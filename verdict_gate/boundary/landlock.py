@@ -42,7 +42,6 @@ import os
 import stat
 import struct
 import sys
-import sysconfig
 from collections.abc import Sequence
 
 # Syscall numbers: one numbering from 424 on, the same on x86_64 and aarch64.
@@ -219,6 +218,8 @@ def python_paths() -> list[str]:
     directory, ``libpython``'s directory, the existing ``sys.path`` entries, the venv's
     ``pyvenv.cfg``, the shared-library directories and ``/etc/ld.so.cache``. Not ``sys.prefix``
     itself: for a system Python that is ``/usr``."""
+    import sysconfig  # here, not at import: the worker loads this module on every start
+
     candidates = [
         os.path.dirname(os.path.realpath(sys.executable)),
         sysconfig.get_config_var("LIBDIR") or "",

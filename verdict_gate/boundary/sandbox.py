@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import shutil
 import signal
@@ -139,8 +140,10 @@ class Policy:
     probes: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The policy as the worker receives it in its ``hello``."""
-        return {"level": self.level, "method": self.method, "claims": dict(self.claims), "read": list(self.read),
+        """The policy as the worker receives it in its ``hello`` (with ``fences``: each fence's probes, so
+        the worker need not import this module)."""
+        return {"level": self.level, "method": self.method, "claims": dict(self.claims),
+                "fences": {f: list(names) for f, names in FENCE_PROBES.items()}, "read": list(self.read),
                 "write": list(self.write), "tmp": self.tmp, "cwd": self.cwd, "uid": self.uid,
                 "landlock": self.landlock, "seccomp": self.seccomp, "limits": dict(self.limits),
                 "probes": {label: [name, list(args)] for label, (name, args) in self.probes.items()}}
@@ -192,8 +195,18 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
+@functools.cache
+def _interpreter_dirs() -> tuple[str, ...]:
+    return tuple(_find_interpreter_dirs())
+
+
 def interpreter_dirs() -> list[str]:
-    """The interpreter's prefixes, its binary's directory, its standard library and its site-packages."""
+    """The interpreter's prefixes, its binary's directory, its standard library and its site-packages
+    (found once per process: they do not move)."""
+    return list(_interpreter_dirs())
+
+
+def _find_interpreter_dirs() -> list[str]:
     dirs = {_real(sys.prefix), _real(sys.base_prefix), _real(os.path.dirname(_real(sys.executable)))}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         with contextlib.suppress(KeyError):

@@ -165,7 +165,7 @@ def isolation_groups(props: Sequence[Property]) -> list[tuple[str, list[Property
     groups: dict[str, list[Property]] = {}
     for prop in props:
         groups.setdefault(prop.isolation, []).append(prop)
-    return [(level, groups[level]) for level in ("sandbox", "process", "none") if level in groups]
+    return [(level, groups[level]) for level in sandbox.LEVELS if level in groups]
 
 
 @dataclass

@@ -20,7 +20,7 @@ BASE_SRC = {"src/calc.py": "def add(a, b):\n    return a + b\n"}
 
 
 def make_project(root: Path, properties: dict[str, str], catalog: list[dict], src: dict[str, str] | None = None,
-                 ledger: dict | None = None) -> Path:
+                 ledger: dict | None = None, extra: dict | None = None) -> Path:
     """A repository with ``src/`` and an oracle pack in ``oracle/``, committed on ``main``,
     checked out on a new branch ``candidate``."""
     repo = root / "repo"
@@ -36,7 +36,7 @@ def make_project(root: Path, properties: dict[str, str], catalog: list[dict], sr
         (pack / "properties" / name).parent.mkdir(parents=True, exist_ok=True)
         (pack / "properties" / name).write_text(textwrap.dedent(code))
     (pack / "catalog.yaml").write_text(yaml.safe_dump({"version": 1, "seed": 1, "python_path": ["src"],
-                                                      "properties": catalog}))
+                                                      "properties": catalog, **(extra or {})}))
     (pack / "freeze_ledger.json").write_text(json.dumps(ledger or {"version": 1, "freezes": []}))
     assert cli("manifest", "write", str(pack)).returncode == 0
     git(repo, "init", "--quiet")
@@ -672,3 +672,23 @@ def test_a_name_the_candidate_package_lacks_reads_as_python_says_it(tmp_path):
     assert reasons(docs) == {"prop.clamp": ("fail", "crashed")} and code == 1
     run_record = docs["runs.json"]["runs"]["prop.clamp"]
     assert "cannot import name 'clamps' from 'mathy'" in run_record["message"], run_record["message"]
+
+
+def test_the_catalogs_limits_reach_the_worker(tmp_path):
+    """`limits:` in the catalog are the worker's rlimits (its probe reports them), and a candidate over the
+    memory limit fails its own property, never the gate."""
+    repo = make_project(tmp_path, {"test_mem.py": """
+        from calc import add, grab
+        def test_small():
+            assert add(1, 2) == 3
+        def test_big():
+            assert grab(512) == 512
+    """}, [{"id": "prop.mem", "oracle": "properties/test_mem.py", "kind": "example"}],
+        src={"src/calc.py": "def add(a, b):\n    return a + b\ndef grab(mib):\n    return len(bytearray(mib << 20)) >> 20\n"},
+        extra={"limits": {"memory_bytes": 384 << 20, "cpu_seconds": 120}})
+    commit_all(repo, "candidate")
+    code, docs, _ = run(repo, tmp_path / "out")
+    run_ = docs["runs.json"]["runs"]["prop.mem"]
+    assert "RLIMIT_AS=402653184" in run_["isolation"]["probes"]["limits"]["detail"], run_["isolation"]
+    assert "RLIMIT_CPU=120" in run_["isolation"]["probes"]["limits"]["detail"]
+    assert code == 1 and reasons(docs)["prop.mem"][0] == "fail"  # 512 MiB is over the 384 MiB address space

@@ -684,7 +684,8 @@ def test_the_catalogs_limits_reach_the_worker(tmp_path):
         def test_big():
             assert grab(512) == 512
     """}, [{"id": "prop.mem", "oracle": "properties/test_mem.py", "kind": "example"}],
-        src={"src/calc.py": "def add(a, b):\n    return a + b\ndef grab(mib):\n    return len(bytearray(mib << 20)) >> 20\n"},
+        src={"src/calc.py": "def add(a, b):\n    return a + b\n"
+                            "def grab(mib):\n    return len(bytearray(mib << 20)) >> 20\n"},
         extra={"limits": {"memory_bytes": 384 << 20, "cpu_seconds": 120}})
     commit_all(repo, "candidate")
     code, docs, _ = run(repo, tmp_path / "out")

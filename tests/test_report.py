@@ -75,3 +75,27 @@ def test_escapers() -> None:
     assert printable("a\x1b[2Jb\n") == "a\\x1b[2Jb\\x0a"
     assert md_cell("a|b\\c\nd") == "a\\|b\\\\c d"
     assert md_line("a  `b`\n| c") == "a 'b' \\| c"
+
+
+def test_every_output_names_the_isolation_method_and_each_fence() -> None:
+    ev = _evidence(2)
+    fenced = {"level": "sandbox", "method": "landlock",
+              "fences": {"network": True, "filesystem": True, "processes": True, "limits": True}}
+    lost = {"level": "sandbox", "method": "unavailable", "fences": {}}
+    base = dict(node="properties/test_x.py::test_x", seed=None, trials=None, hits=None, counterexample=None,
+                exc_type=None, message=None, traceback=(), duration_s=0.1, fixture_digest="d" * 64,
+                base_revision="b" * 40, fixture_mutated=False, signature=None, signature_parts=None)
+    pids = sorted(ev.verdicts)
+    ev.runs = RunsRecord(revision="h" * 40, base_revision="b" * 40, fixture_digest="d" * 64, environment={},
+                         runs={pids[0]: RunRecord(status="pass", isolation=fenced, **base),
+                               pids[1]: RunRecord(status="fail", isolation=lost, **base)})
+    files = render_all(ev)
+    line = "1 property at sandbox via landlock: network, filesystem, processes, limits held"
+    assert f"- isolation: {line}" in files["summary.md"]
+    assert "- isolation: 1 property at sandbox via unavailable: no fence held" in files["summary.md"]
+    from verdict_gate.report.terminal import terminal_table
+
+    assert f"isolation: {line}" in terminal_table(ev)
+    groups = json.loads(files["results.sarif"])["runs"][0]["properties"]["isolation"]
+    assert {"level": "sandbox", "method": "landlock", "held": ["network", "filesystem", "processes", "limits"],
+            "open": [], "properties": 1} in groups

@@ -94,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         proxy = _boundary(spec, "proxy")
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
                               readonly=isolation.get("readonly", []), method=isolation.get("method"),
+                              userns=isolation.get("userns"),
                               scratch=isolation.get("scratch"), secrets=isolation.get("secrets", []),
                               limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
                               worker_cpu=isolation.get("worker_cpu"), spin_s=float(isolation.get("spin_s") or 0.0),

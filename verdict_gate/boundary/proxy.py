@@ -163,7 +163,7 @@ class Client:
         cwd: the candidate tree (the worker's working directory).
         readonly: directories the worker reads besides the interpreter (the tree, the fixtures).
         method: how the level is given (:func:`sandbox.method`, chosen once by the gate for the run;
-            ``None``: chosen here).
+            ``None``: chosen here). userns: for ``bwrap``, :func:`sandbox.bwrap_userns` as the gate found it.
         scratch: a private directory of this oracle process: the worker's temp dir and the fence
             probes' targets (a canary, a Unix socket) are made in it (``None``: a temp dir of its own).
         secrets: files the worker must not read (the repository's ``.git/config``, a canary in
@@ -182,7 +182,8 @@ class Client:
     """
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (), *,
-                 method: str | None = None, scratch: str | None = None, secrets: Sequence[str] = (),
+                 method: str | None = None, userns: bool | None = None, scratch: str | None = None,
+                 secrets: Sequence[str] = (),
                  limits: dict[str, int] | None = None, cap: int = codec.MAX_MESSAGE,
                  answer_timeout: float | None = None, worker_cpu: int | None = None, spin_s: float = 0.0,
                  bytecode: str | None = None) -> None:
@@ -190,6 +191,7 @@ class Client:
         self.worker_cpu, self.spin_s = worker_cpu, spin_s
         self.reader = codec.Reader(-1)
         self.level, self.method, self.python_path, self.cwd = level, method, list(python_path), cwd
+        self.userns = userns
         self.readonly, self.limits, self.cap = list(readonly), limits, cap
         self.scratch, self.secrets = scratch, list(secrets)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -221,7 +223,7 @@ class Client:
             self._tmp = self._worker_tmp(name)
             pol = sandbox.policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
                                  tmp=self._tmp or "/tmp", cwd=self.cwd, limits=self.limits, bytecode=self.bytecode,
-                                 probes=self._targets.probes(self.cwd, self.secrets))
+                                 probes=self._targets.probes(self.cwd, self.secrets), userns=self.userns)
             if pol.uid is not None:
                 if self._tmp:
                     os.chown(self._tmp, pol.uid, pol.uid)

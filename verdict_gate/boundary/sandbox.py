@@ -119,6 +119,7 @@ class Policy:
         tmp: its private temp dir (``TMPDIR``, ``HOME``); ``/tmp`` inside bubblewrap.
         cwd: its working directory (the candidate tree).
         uid: its own uid and gid (the gate is root and the method is ``landlock``), else ``None``.
+        userns: ``bwrap`` only: bubblewrap makes a user namespace (:func:`bwrap_userns`; ``None``: probe).
         landlock: apply a Landlock domain (``"required"``, ``"best-effort"`` inside bubblewrap, or ``""``).
         seccomp: install the seccomp filter (``"required"``, ``"best-effort"`` or ``""``).
         limits: the rlimits and the size of a private ``/tmp`` (:data:`DEFAULT_LIMITS`' keys).
@@ -134,6 +135,7 @@ class Policy:
     tmp: str = "/tmp"
     cwd: str = "/"
     uid: int | None = None
+    userns: bool | None = None
     landlock: str = ""
     seccomp: str = ""
     limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
@@ -405,8 +407,12 @@ def method(level: str) -> str:
                       "`isolation: process` in the catalog for a candidate you trust. See verdict-gate doctor")
 
 
-def _bwrap_userns(bwrap: str) -> bool:
-    return not _bwrap_works(bwrap, True)
+def bwrap_userns() -> bool:
+    """Whether bubblewrap makes a user namespace here (probed once per process); as root without one it
+    runs as root with every capability dropped. The gate decides it once and hands it to the oracle
+    processes in the run spec, which then start workers without probing again."""
+    bwrap = bwrap_path()
+    return bool(bwrap) and not _bwrap_works(bwrap, True)
 
 
 # --- starting a worker ----------------------------------------------------------------------------------
@@ -460,7 +466,7 @@ def landlock_read(readonly: Sequence[str], bytecode: str | None) -> tuple[str, .
 
 def policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, cwd: str,
            limits: Mapping[str, int] | None = None, bytecode: str | None = None,
-           probes: Mapping[str, Sequence[Any]] | None = None) -> Policy:
+           probes: Mapping[str, Sequence[Any]] | None = None, userns: bool | None = None) -> Policy:
     """The :class:`Policy` of one worker at ``level`` by ``method_name`` (see :func:`method`).
 
     Args:
@@ -470,12 +476,13 @@ def policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, c
         limits: overrides of :data:`DEFAULT_LIMITS` (the catalog's ``limits``).
         bytecode: the oracle process's bytecode cache, of which fenced workers read the interpreter's part.
         probes: the forbidden acts to try (label → ``[probe name, arguments]``); none for ``process``.
+        userns: for ``bwrap``, whether it makes a user namespace (:func:`bwrap_userns`; ``None``: probe).
     """
     lim = {**DEFAULT_LIMITS, **(limits or {})}
     root = os.geteuid() == 0
     if method_name == "bwrap":
         return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
-                      write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, landlock="best-effort",
+                      write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, userns=userns, landlock="best-effort",
                       seccomp="best-effort", limits=lim, probes=dict(probes or {}))
     if method_name == "landlock":
         return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
@@ -493,7 +500,7 @@ def launch(pol: Policy, *, bytecode: str | None = None) -> Launch:
         bwrap = bwrap_path()
         if not bwrap:
             raise Unavailable("bwrap (bubblewrap) is no longer installed")
-        userns = _bwrap_userns(bwrap) or os.geteuid() != 0
+        userns = pol.userns if pol.userns is not None else (bwrap_userns() or os.geteuid() != 0)
         argv = bwrap_argv(bwrap, userns=userns, readonly=[p for p in pol.read if os.path.isdir(p)], cwd=pol.cwd,
                           tmp_bytes=pol.limits["tmp_bytes"], bytecode=bytecode)
         return Launch(pol, (*argv, "--"), worker_env("/tmp", bytecode if bytecode_dirs(bytecode) else None),

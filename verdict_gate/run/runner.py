@@ -353,6 +353,7 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
     return {
         "level": level,
         "method": method,  # chosen once per run (sandbox.method): the oracle process does not probe again
+        "userns": sandbox.bwrap_userns() if method == "bwrap" else None,
         # See placement(): one CPU for both, or with CPUs to spare one each, polling.
         "cpu": cpu,
         "worker_cpu": worker_cpu,

@@ -150,6 +150,23 @@ def remove_paths(paths: list[Path]) -> None:
                 path.unlink()
 
 
+def remove_ipc(token: str) -> None:
+    """Remove the System V semaphore set, message queue and shared memory segment a case may have made
+    under the key ``crc32(token)`` (cases/sysv_ipc_crosses_workers): they outlive every process."""
+    import ctypes
+    import zlib
+
+    key = zlib.crc32(token.encode()) & 0x7FFFFFFF
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        removers = ((libc.semget, lambda i: libc.semctl(i, 0, 0)), (libc.msgget, lambda i: libc.msgctl(i, 0, None)),
+                    (libc.shmget, lambda i: libc.shmctl(i, 0, None)))  # IPC_RMID is 0 for all three
+        for get, remove in removers:
+            ident = get(key, 0, 0)
+            if ident >= 0:
+                remove(ident)
+
+
 def processes_under(markers: list[str]) -> list[int]:
     """Pids (not ours) whose command line holds a marker or whose cwd is under one."""
     pids = []
@@ -425,6 +442,7 @@ class Arena:
             kill_pids(pids)
             time.sleep(0.1)
         remove_paths(self.foreign())
+        remove_ipc(self.token)
         shutil.rmtree(self.gate_tmp, ignore_errors=True)
         self.server.close()
 

@@ -94,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         proxy = _boundary(spec, "proxy")
         client = proxy.Client(isolation["level"], spec["python_path"], cwd=isolation["cwd"],
                               readonly=isolation.get("readonly", []), method=isolation.get("method"),
-                              userns=isolation.get("userns"),
+                              userns=isolation.get("userns"), own_uid=isolation.get("own_uid"),
                               scratch=isolation.get("scratch"), secrets=isolation.get("secrets", []),
                               limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
                               worker_cpu=isolation.get("worker_cpu"), spin_s=float(isolation.get("spin_s") or 0.0),
@@ -589,11 +589,22 @@ def _finish(state: dict[str, Any], pid: str) -> None:
     if status == "pass" and acc["skipped_items"]:
         status = "skipped"  # some case was skipped: not every case was checked (vacuous)
     client = state["client"]
-    if client is not None and client.unavailable and state["isolation"].get("method") != "unavailable":
-        # The worker could not be started again (after a crash) at this level: a fault of the host.
+    restart_failed = bool(client is not None and client.unavailable
+                          and state["isolation"].get("method") != "unavailable")
+    charged = restart_failed and client.crashes > 0
+    if restart_failed and not charged:
+        # The worker could not be started at this level: a fault of the host, recorded as the isolation.
         state["isolation"] = {"level": state["isolation"]["level"], "method": "unavailable", "fences": {},
                               "why": str(client.unavailable)[:2000]}
-    if state["isolation"].get("method") == "unavailable":
+    if charged:
+        # The candidate's code crashed a worker of this process before: a worker that then cannot start
+        # again is charged to the candidate (its leftovers may be why), never to the host.
+        status = "crash"
+        acc["failure"] = {"node": pid, "exc_type": "verdict_gate.WorkerCrashed",
+                          "message": "the candidate worker could not be started again after the candidate's code "
+                                     f"crashed an earlier one: {client.unavailable}", "counterexample": None,
+                          "traceback": []}
+    elif state["isolation"].get("method") == "unavailable":
         status = "fail"
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.IsolationUnavailable",
                           "message": state["isolation"]["why"], "counterexample": None, "traceback": []}
@@ -621,8 +632,9 @@ def _finish(state: dict[str, Any], pid: str) -> None:
     _emit(state, _results(state).result(
         pid, status, seed=acc["seed"], hypothesis=acc["hypothesis"], trials=acc["trials"], hits=acc["hits"],
         items=acc["items"], duration_s=round(time.monotonic() - acc["t0"], 6), fixture_mutated=mutated,
-        isolation=dict(state["client"].info) if state["client"] is not None
-        and state["client"].info.get("method") != "unknown" else dict(state["isolation"]), **(acc["failure"] or {}),
+        isolation=dict(state["isolation"]) if state["isolation"].get("method") == "unavailable"
+        or state["client"] is None or state["client"].info.get("method") == "unknown"
+        else dict(state["client"].info), **(acc["failure"] or {}),
         failures=failures if status in ("fail", "crash") else [],
         example_log=acc.get("example_log") if prop.get("example_log") and acc["hypothesis"] else None,
         fresh_seed=prop.get("fresh_seed") if "fresh_log" in acc else None, fresh_log=acc.get("fresh_log")))

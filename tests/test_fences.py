@@ -294,6 +294,10 @@ HARMLESS_ARGS: dict[str, tuple[int, ...]] = {
     "settimeofday": (1, 1), "clock_settime": (0, 1), "clock_adjtime": (0, 1), "adjtimex": (1,), "iopl": (4,),
     "ioperm": (0, 0, 0), "uselib": (1,), "personality": (0xFFFFFFFF,), "name_to_handle_at": (-1, 1, 1, 1, 0),
     "open_by_handle_at": (-1, 1, 0),
+    # System V IPC: a key and flags no object has (IPC_PRIVATE without IPC_CREAT fails), ids none has
+    "shmget": (1, 0, 0), "shmat": (-1, 0, 0), "shmctl": (-1, 0, 0), "shmdt": (1,), "semget": (1, 0, 0),
+    "semop": (-1, 0, 0), "semctl": (-1, 0, 0, 0), "semtimedop": (-1, 0, 0, 0), "msgget": (1, 0),
+    "msgsnd": (-1, 0, 0, 0), "msgrcv": (-1, 0, 0, 0, 0), "msgctl": (-1, 0, 0),
 }
 SYSCALL_CHECKS = ["clone3", "clone_namespaces", "socketpair_dgram", "syscalls", "x32", "int80",
                   "foreign_program", "tiocsti"]
@@ -524,6 +528,15 @@ def test_program_decides_every_syscall_as_documented(arch: str) -> None:
 def test_argument_rules(arch: str) -> None:
     spec = seccomp.ARCHES[arch]
     prog, nrs = seccomp.program(arch), spec.numbers()
+    for name, wanted in seccomp.SELF_ONLY.items():  # for itself only: every wanted argument, else EPERM
+        itself = [0] * 6
+        for index, value in wanted:
+            itself[index] = value
+        assert run_bpf(prog, nrs[name], spec.audit, tuple(itself)) == ALLOW, name
+        for index, value in wanted:
+            other = list(itself)
+            other[index] = value + 4242
+            assert run_bpf(prog, nrs[name], spec.audit, tuple(other)) == EPERM, (name, index)
 
     def clone(flags: int) -> int:
         return run_bpf(prog, nrs["clone"], spec.audit, (flags,))

@@ -163,7 +163,8 @@ class Client:
         cwd: the candidate tree (the worker's working directory).
         readonly: directories the worker reads besides the interpreter (the tree, the fixtures).
         method: how the level is given (:func:`sandbox.method`, chosen once by the gate for the run;
-            ``None``: chosen here). userns: for ``bwrap``, :func:`sandbox.bwrap_userns` as the gate found it.
+            ``None``: chosen here). userns, own_uid: :func:`sandbox.bwrap_userns` and
+            :func:`sandbox.own_uid_works` as the gate found them (``None``: probed here).
         scratch: a private directory of this oracle process: the worker's temp dir and the fence
             probes' targets (a canary, a Unix socket) are made in it (``None``: a temp dir of its own).
         secrets: files the worker must not read (the repository's ``.git/config``, a canary in
@@ -182,7 +183,8 @@ class Client:
     """
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (), *,
-                 method: str | None = None, userns: bool | None = None, scratch: str | None = None,
+                 method: str | None = None, userns: bool | None = None, own_uid: bool | None = None,
+                 scratch: str | None = None,
                  secrets: Sequence[str] = (),
                  limits: dict[str, int] | None = None, cap: int = codec.MAX_MESSAGE,
                  answer_timeout: float | None = None, worker_cpu: int | None = None, spin_s: float = 0.0,
@@ -191,7 +193,7 @@ class Client:
         self.worker_cpu, self.spin_s = worker_cpu, spin_s
         self.reader = codec.Reader(-1)
         self.level, self.method, self.python_path, self.cwd = level, method, list(python_path), cwd
-        self.userns = userns
+        self.userns, self.own_uid = userns, own_uid
         self.readonly, self.limits, self.cap = list(readonly), limits, cap
         self.scratch, self.secrets = scratch, list(secrets)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -201,9 +203,11 @@ class Client:
         self.info: dict[str, Any] = {"level": level, "method": sandbox.UNKNOWN, "fences": {}}
         self.lock = threading.RLock()
         self.unavailable: str | None = None  # why the level could not be given, once a start showed it
+        self.crashes = 0  # workers this process lost to the candidate (a crash, a hang-up, a flood)
         self.releases: list[int] = []
         self._targets: _Targets | None = None
         self._tmp: str | None = None
+        self._uid: int | None = None  # the running worker's own uid, where it has one
 
     # lifecycle
 
@@ -223,7 +227,9 @@ class Client:
             self._tmp = self._worker_tmp(name)
             pol = sandbox.policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
                                  tmp=self._tmp or "/tmp", cwd=self.cwd, limits=self.limits, bytecode=self.bytecode,
-                                 probes=self._targets.probes(self.cwd, self.secrets), userns=self.userns)
+                                 probes=self._targets.probes(self.cwd, self.secrets), userns=self.userns,
+                                 generation=self.generation + 1, own_uid=self.own_uid)
+            self._uid = pol.uid
             if pol.uid is not None:
                 if self._tmp:
                     os.chown(self._tmp, pol.uid, pol.uid)
@@ -357,12 +363,16 @@ class Client:
             except (OSError, subprocess.SubprocessError):
                 pass
             self.proc = None
+        if self._uid is not None:  # everything it started, daemons and fork chains included (as root)
+            sandbox.kill_uid(self._uid)
+            self._uid = None
 
     def new_property(self) -> None:
         """Clear the last property's failure; a crashed worker is started afresh on next use."""
         self.failure = None
 
     def _crash(self, why: str) -> WorkerCrashed:
+        self.crashes += 1
         self.failure = self.failure or why
         self.kill()
         return WorkerCrashed(why)

@@ -66,11 +66,14 @@ FENCE_PROBES = {
     "limits": ("limits",),
 }
 
-# A worker's own uid and gid where the gate is root: one per oracle process, above systemd's container
-# range (524288–1879048191, "Users, Groups, UIDs and GIDs on systemd Systems") and below 2^31, so no
-# account, container mapping or file on the host has it (as IOI's isolate gives each box its own).
+# A worker's own uid and gid where the gate is root: one per worker (an oracle process and the
+# generation of its worker, restarted after a crash), above systemd's container range (524288–1879048191,
+# "Users, Groups, UIDs and GIDs on systemd Systems") and below 2^31, so no account, container mapping or
+# file on the host has it (as IOI's isolate gives each box its own), and a worker's leftovers cannot
+# touch the next worker.
 UID_BASE = 0x70000000
-UID_SPAN = 1 << 20
+UID_GENERATIONS = 16  # uids per oracle process, used round-robin by its restarted workers
+UID_SPAN = (1 << 16) * UID_GENERATIONS
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -122,6 +125,8 @@ class Policy:
         userns: ``bwrap`` only: bubblewrap makes a user namespace (:func:`bwrap_userns`; ``None``: probe).
         landlock: apply a Landlock domain (``"required"``, ``"best-effort"`` inside bubblewrap, or ``""``).
         seccomp: install the seccomp filter (``"required"``, ``"best-effort"`` or ``""``).
+        metadata: the filter denies changing files' modes, owners, times and extended attributes too
+            (:data:`seccomp.METADATA`).
         limits: the rlimits and the size of a private ``/tmp`` (:data:`DEFAULT_LIMITS`' keys).
         probes: the forbidden acts to try before any candidate code: label → ``[probe name, arguments]``
             (:mod:`.probe`; the rlimits are always checked, as ``limits``).
@@ -138,6 +143,7 @@ class Policy:
     userns: bool | None = None
     landlock: str = ""
     seccomp: str = ""
+    metadata: bool = False
     limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     probes: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
@@ -147,7 +153,8 @@ class Policy:
         return {"level": self.level, "method": self.method, "claims": dict(self.claims),
                 "fences": {f: list(names) for f, names in FENCE_PROBES.items()}, "read": list(self.read),
                 "write": list(self.write), "tmp": self.tmp, "cwd": self.cwd, "uid": self.uid,
-                "landlock": self.landlock, "seccomp": self.seccomp, "limits": dict(self.limits),
+                "landlock": self.landlock, "seccomp": self.seccomp, "metadata": self.metadata,
+                "limits": dict(self.limits),
                 "probes": {label: [name, list(args)] for label, (name, args) in self.probes.items()}}
 
 
@@ -171,10 +178,17 @@ def claims_of(method: str) -> dict[str, bool]:
     return {f: f == "limits" and method == "process" for f in FENCES}
 
 
-def worker_uid(pid: int | None = None) -> int:
-    """The uid (and gid) of the worker of oracle process ``pid`` (default this one): :data:`UID_BASE` plus
-    the pid modulo :data:`UID_SPAN`, so workers running at once differ (they cannot signal each other)."""
-    return UID_BASE + (os.getpid() if pid is None else pid) % UID_SPAN
+def worker_uid(pid: int | None = None, generation: int = 0) -> int:
+    """The uid (and gid) of the ``generation``-th worker of oracle process ``pid`` (default this one):
+    workers running at once, and the workers one oracle process starts one after another, differ, so
+    none can signal, trace or re-limit another."""
+    slot = (os.getpid() if pid is None else pid) % (1 << 16)
+    return UID_BASE + slot * UID_GENERATIONS + generation % UID_GENERATIONS
+
+
+def worker_uids(pid: int) -> list[int]:
+    """Every uid a worker of oracle process ``pid`` may have run as."""
+    return [worker_uid(pid, g) for g in range(UID_GENERATIONS)]
 
 
 # --- the environment -----------------------------------------------------------------------------------
@@ -248,10 +262,10 @@ def set_subreaper() -> bool:
         return False
 
 
-def children(pid: int | None = None) -> list[int]:
-    """Direct children of ``pid`` (default: this process), read from ``/proc``."""
-    me = os.getpid() if pid is None else pid
-    found: list[int] = []
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid → (parent pid, state letter) of every process, read from ``/proc/PID/stat`` (proc(5));
+    ``{}`` where ``/proc`` cannot be read."""
+    found: dict[int, tuple[int, str]] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -264,32 +278,80 @@ def children(pid: int | None = None) -> list[int]:
                 stat = fh.read()
         except OSError:
             continue
-        # field 4 is the parent pid; the command name (field 2) may hold spaces and parentheses
-        rest = stat[stat.rfind(b")") + 2:].split()
-        if len(rest) > 1 and int(rest[1]) == me:
-            found.append(int(name))
+        rest = stat[stat.rfind(b")") + 2:].split()  # the name (field 2) may hold spaces and ')'
+        if len(rest) > 1:
+            found[int(name)] = (int(rest[1]), rest[0].decode("ascii", "replace"))
     return found
 
 
-def kill_descendants(keep: Sequence[int] = ()) -> int:
-    """SIGKILL every child of this process not in ``keep`` (and reap it); returns how many.
+def children(pid: int | None = None) -> list[int]:
+    """Direct children of ``pid`` (default: this process), read from ``/proc``."""
+    me = os.getpid() if pid is None else pid
+    return sorted(p for p, (parent, _state) in _processes().items() if parent == me)
 
-    With :func:`set_subreaper` on, a daemon the candidate double-forked is such a child."""
+
+def descendants(keep: Sequence[int] = (), table: dict[int, tuple[int, str]] | None = None) -> list[int]:
+    """Every descendant of this process, except the processes of ``keep`` and their subtrees."""
+    below: dict[int, list[int]] = {}
+    for pid, (parent, _state) in (table if table is not None else _processes()).items():
+        below.setdefault(parent, []).append(pid)
+    out: list[int] = []
+    todo = [p for p in below.get(os.getpid(), []) if p not in keep]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += [p for p in below.get(pid, []) if p not in keep]
+    return out
+
+
+KILL_ROUNDS = 200  # a kill racing a fork chain can leave a level per round: many rounds, each quick
+
+
+def kill_descendants(keep: Sequence[int] = ()) -> int:
+    """SIGKILL every descendant of this process outside the subtrees of ``keep``, and reap its own
+    children among them, round after round until none is left; returns how many signals were sent.
+
+    The whole tree each round, not only the children: a chain of processes each waiting on the next (or
+    a fork storm within its RLIMIT_NPROC) dies at once, and with :func:`set_subreaper` on an orphan is
+    this process's child again, reaped in a later round."""
     killed = 0
-    for _round in range(20):
-        victims = [pid for pid in children() if pid not in keep]
-        if not victims:
+    me = os.getpid()
+    for _round in range(KILL_ROUNDS):
+        table = _processes()
+        tree = descendants(keep, table)
+        alive = [p for p in tree if table[p][1] != "Z"]
+        mine = [p for p in tree if table[p][0] == me]
+        if not alive and not mine:
             break
-        for pid in victims:
+        for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
             except ProcessLookupError:
                 pass
-        for pid in victims:
+        for pid in mine:  # dead now, or about to be: waiting reaps them
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
     return killed
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (as root): a child takes that uid and sends ``kill(-1)``, which
+    the kernel delivers to every process it may signal at once, so no fork escapes it. No-op when not root."""
+    if os.geteuid() != 0:
+        return
+    pid = os.fork()
+    if pid == 0:  # the child: only syscalls, then _exit (the parent may have threads)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        os._exit(0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _preexec(limits: Mapping[str, int], uid: int | None) -> Callable[[], None]:
@@ -355,6 +417,12 @@ def _uid_can_run(uid: int) -> str:
         _PROBED[key] = _run([sys.executable, "-S", "-c", "pass"], env=worker_env(), cwd="/",
                             preexec_fn=_preexec(DEFAULT_LIMITS, uid))
     return _PROBED[key]
+
+
+def own_uid_works() -> bool:
+    """Whether a worker here runs as a uid of its own: the gate is root and that uid can run the gate's
+    interpreter (probed once per process). The gate decides it once and hands it to the oracle processes."""
+    return os.geteuid() == 0 and not _uid_can_run(worker_uid())
 
 
 def _landlock_works() -> str:
@@ -466,7 +534,8 @@ def landlock_read(readonly: Sequence[str], bytecode: str | None) -> tuple[str, .
 
 def policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, cwd: str,
            limits: Mapping[str, int] | None = None, bytecode: str | None = None,
-           probes: Mapping[str, Sequence[Any]] | None = None, userns: bool | None = None) -> Policy:
+           probes: Mapping[str, Sequence[Any]] | None = None, userns: bool | None = None,
+           generation: int = 0, own_uid: bool | None = None) -> Policy:
     """The :class:`Policy` of one worker at ``level`` by ``method_name`` (see :func:`method`).
 
     Args:
@@ -477,17 +546,30 @@ def policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, c
         bytecode: the oracle process's bytecode cache, of which fenced workers read the interpreter's part.
         probes: the forbidden acts to try (label → ``[probe name, arguments]``); none for ``process``.
         userns: for ``bwrap``, whether it makes a user namespace (:func:`bwrap_userns`; ``None``: probe).
+        generation: which worker of this oracle process it is (its uid, :func:`worker_uid`).
+        own_uid: it may run as a uid of its own (:func:`own_uid_works`; ``None``: probe): as root the
+            ``landlock`` method needs one, and ``bwrap`` with a user namespace takes one (so its mapped root
+            is nobody outside).
+
+    A worker whose identity outside owns files it must leave alone (the gate's own uid, or root: bubblewrap
+    as root maps its user to root) gets :data:`seccomp.METADATA` denied as well: Landlock does not fence
+    modes, owners, times or extended attributes.
     """
     lim = {**DEFAULT_LIMITS, **(limits or {})}
     root = os.geteuid() == 0
+    own = own_uid_works() if own_uid is None else own_uid
     if method_name == "bwrap":
+        ns = bwrap_userns() if userns is None else userns
+        uid = worker_uid(generation=generation) if root and own and ns else None
         return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
-                      write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, userns=userns, landlock="best-effort",
-                      seccomp="best-effort", limits=lim, probes=dict(probes or {}))
+                      write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, uid=uid, userns=ns or not root,
+                      landlock="best-effort", seccomp="best-effort", metadata=root and uid is None, limits=lim,
+                      probes=dict(probes or {}))
     if method_name == "landlock":
+        uid = worker_uid(generation=generation) if root else None
         return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
-                      write=(tmp, *SYSTEM_WRITE), tmp=tmp, cwd=cwd, uid=worker_uid() if root else None,
-                      landlock="required", seccomp="required", limits=lim, probes=dict(probes or {}))
+                      write=(tmp, *SYSTEM_WRITE), tmp=tmp, cwd=cwd, uid=uid, landlock="required",
+                      seccomp="required", metadata=uid is None, limits=lim, probes=dict(probes or {}))
     if method_name == "process":
         return Policy(level, method_name, claims_of(method_name), tmp=tmp, cwd=cwd, limits=lim)
     raise Unavailable(f"no worker is started by method {method_name!r} at level {level!r}")
@@ -501,6 +583,7 @@ def launch(pol: Policy, *, bytecode: str | None = None) -> Launch:
         if not bwrap:
             raise Unavailable("bwrap (bubblewrap) is no longer installed")
         userns = pol.userns if pol.userns is not None else (bwrap_userns() or os.geteuid() != 0)
+        # With a uid of its own, bubblewrap itself runs as that uid (the preexec), unprivileged.
         argv = bwrap_argv(bwrap, userns=userns, readonly=[p for p in pol.read if os.path.isdir(p)], cwd=pol.cwd,
                           tmp_bytes=pol.limits["tmp_bytes"], bytecode=bytecode)
         return Launch(pol, (*argv, "--"), worker_env("/tmp", bytecode if bytecode_dirs(bytecode) else None),

@@ -40,14 +40,18 @@ ABI is known):
    network. With ``socket`` denied, every socket the process holds is such a pair or inherited.
 7. ``ioctl`` ``TIOCSTI`` and ``TIOCLINUX``: ``EPERM`` (pushing keystrokes into a terminal the
    worker shares with the gate; ``dev.tty.legacy_tiocsti`` is still 1 on many kernels).
-8. Each name of :data:`DENIED`: ``EPERM``. Everything else: allowed.
+8. The syscalls of :data:`SELF_ONLY` (``prlimit64``, ``setpriority``, ``sched_set*``, ``ioprio_set``,
+   ``migrate_pages``, ``move_pages``): allowed for the caller itself (pid 0), else ``EPERM``: neither
+   Landlock nor a shared uid keeps a worker from setting the oracle's RLIMIT_AS to a page.
+9. Each name of :data:`DENIED` (System V IPC among them: the host's IPC namespace is shared without
+   namespaces): ``EPERM``. Everything else: allowed.
 
 Allowed on purpose: ``seccomp`` and the ``landlock_*`` syscalls (a process can only add filters and
 domains; none can be removed or loosened, so letting candidate code stack its own protects the same),
 ``prctl`` (``no_new_privs`` cannot be unset), ``execve`` and ``fork`` (tests run subprocesses).
 
-Because only ``clone``, ``socketpair`` and ``ioctl`` read arguments, the kernel's seccomp action cache
-(Linux 5.11+) proves every other allowed syscall constant and skips the filter for it.
+Because only ``clone``, ``socketpair``, ``ioctl`` and :data:`SELF_ONLY` read arguments, the kernel's
+seccomp action cache (Linux 5.11+) proves every other allowed syscall constant and skips the filter for it.
 """
 
 from __future__ import annotations
@@ -128,11 +132,74 @@ NUMBERS: dict[str, tuple[int | None, int | None]] = {
     "personality": (135, 92),  # ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC: no ABI changes
     "name_to_handle_at": (303, 264),
     "open_by_handle_at": (304, 265),  # the "shocker" container escape
+    # System V IPC: the host's IPC namespace, shared by every worker without namespaces (a covert channel,
+    # and segments that keep their memory after the run); POSIX semaphores (/dev/shm) are a file matter
+    "shmget": (29, 194),
+    "shmat": (30, 196),
+    "shmctl": (31, 195),
+    "shmdt": (67, 197),
+    "semget": (64, 190),
+    "semop": (65, 193),
+    "semctl": (66, 191),
+    "semtimedop": (220, 192),
+    "msgget": (68, 186),
+    "msgsnd": (69, 189),
+    "msgrcv": (70, 188),
+    "msgctl": (71, 187),
+    # file metadata (METADATA): modes, owners, times, extended attributes; Landlock does not fence them
+    "chmod": (90, None),
+    "fchmod": (91, 52),
+    "fchmodat": (268, 53),
+    "fchmodat2": (452, 452),
+    "chown": (92, None),
+    "fchown": (93, 55),
+    "lchown": (94, None),
+    "fchownat": (260, 54),
+    "utime": (132, None),
+    "utimes": (235, None),
+    "futimesat": (261, None),
+    "utimensat": (280, 88),
+    "setxattr": (188, 5),
+    "lsetxattr": (189, 6),
+    "fsetxattr": (190, 7),
+    "removexattr": (197, 14),
+    "lremovexattr": (198, 15),
+    "fremovexattr": (199, 16),
+    "setxattrat": (463, 463),
+    "removexattrat": (466, 466),
+    "file_setattr": (469, 469),
+    # another process's limits, priority, CPUs and memory placement: allowed for itself only (SELF_ONLY)
+    "prlimit64": (302, 261),
+    "setpriority": (141, 140),
+    "sched_setaffinity": (203, 122),
+    "sched_setscheduler": (144, 119),
+    "sched_setparam": (142, 118),
+    "sched_setattr": (314, 274),
+    "ioprio_set": (251, 30),
+    "migrate_pages": (256, 238),
+    "move_pages": (279, 239),
 }
 
-INSPECTED = ("clone", "socketpair", "ioctl")  # rules 5-7: decided by their arguments
+# Syscalls that act on the process their arguments name: allowed only for the caller itself, (argument
+# index → the value it must have): pid 0 (prlimit64, sched_set*, migrate_pages, move_pages), or
+# which = PRIO_PROCESS / IOPRIO_WHO_PROCESS with who = 0. Another process of the same uid (the oracle, the
+# gate, a later worker, as an ordinary user) is neither Landlock's nor the uid's to protect here.
+SELF_ONLY: dict[str, tuple[tuple[int, int], ...]] = {
+    "prlimit64": ((0, 0),), "sched_setaffinity": ((0, 0),), "sched_setscheduler": ((0, 0),),
+    "sched_setparam": ((0, 0),), "sched_setattr": ((0, 0),), "migrate_pages": ((0, 0),), "move_pages": ((0, 0),),
+    "setpriority": ((0, 0), (1, 0)),  # PRIO_PROCESS, who 0
+    "ioprio_set": ((0, 1), (1, 0)),  # IOPRIO_WHO_PROCESS, who 0
+}
+INSPECTED = ("clone", "socketpair", "ioctl", *SELF_ONLY)  # rules 5-8: decided by their arguments
 NOT_IMPLEMENTED = ("clone3",)  # rule 4: ENOSYS
-DENIED = tuple(name for name in NUMBERS if name not in (*INSPECTED, *NOT_IMPLEMENTED, "seccomp"))
+# Changing a file's mode, owner, times or extended attributes, path and descriptor forms alike: denied
+# (Policy.deny + METADATA) for a worker whose identity outside owns files it must leave alone - the
+# gate's own uid (the landlock method as an ordinary user: ~/.ssh, the repository) or root (bubblewrap
+# as root, where the worker maps to root outside and owns /dev/null). Landlock has no right for them.
+METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+            "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+            "fremovexattr", "setxattrat", "removexattrat", "file_setattr")
+DENIED = tuple(name for name in NUMBERS if name not in (*INSPECTED, *NOT_IMPLEMENTED, *METADATA, "seccomp"))
 LAST_NUMBER = 469  # file_setattr, the highest syscall of Linux 6.18 (same number on both ABIs)
 
 # include/uapi/linux/audit.h: EM_* | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
@@ -292,6 +359,12 @@ def program(arch: str, policy: Policy | None = None) -> bytes:
     a.op(_LD_W_ABS, _arg(1))
     a.op(_JEQ_K, TIOCSTI, "eperm", 0)
     a.op(_JEQ_K, TIOCLINUX, "eperm", "allow")
+    for name, wanted in SELF_ONLY.items():
+        a.label(name)
+        for index, value in wanted:
+            a.op(_LD_W_ABS, _arg(index))
+            a.op(_JEQ_K, value, 0, "eperm")
+        a.op(_RET_K, SECCOMP_RET_ALLOW)
     a.label("eperm")
     a.op(_RET_K, SECCOMP_RET_ERRNO | errno.EPERM)
     a.label("enosys")
@@ -310,6 +383,7 @@ def describe(policy: Policy | None = None) -> dict[str, object]:
         "eperm": sorted(policy.deny), "enosys": sorted(policy.enosys), "enosys_above": LAST_NUMBER,
         "clone": "EPERM with a CLONE_NEW* flag", "socketpair": "AF_UNIX stream or seqpacket only",
         "ioctl": "EPERM for TIOCSTI and TIOCLINUX", "foreign_abi": "kill process (other AUDIT_ARCH, x32)",
+        "self_only": sorted(SELF_ONLY),
     }
 
 

@@ -298,7 +298,8 @@ def confine(policy: dict[str, Any]) -> dict[str, Any]:
             out["errors" if policy["landlock"] == "required" else "notes"].append(str(exc))
     if policy.get("seccomp"):
         try:
-            seccomp.install()
+            deny = (*seccomp.DENIED, *seccomp.METADATA) if policy.get("metadata") else seccomp.DENIED
+            seccomp.install(seccomp.Policy(deny=deny))
             out["seccomp"] = True
         except seccomp.Unavailable as exc:
             out["errors" if policy["seccomp"] == "required" else "notes"].append(str(exc))

@@ -256,9 +256,10 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
         if level != "none":
             try:
                 methods[level] = sandbox.method(level)
-                if methods[level] == "landlock" and os.geteuid() == 0:
+                if methods[level] in sandbox.METHODS["sandbox"] and sandbox.own_uid_works():
                     # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
-                    # its temp dir inside the gate's private work dirs (Landlock, not file modes, fences the rest).
+                    # its temp dir inside the gate's private work dirs (Landlock and the mounts, not file modes,
+                    # fence the rest).
                     workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
             except sandbox.Unavailable as exc:
                 progress(f"isolation {level} is unavailable here: {len(group)} propert"
@@ -354,6 +355,7 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
         "level": level,
         "method": method,  # chosen once per run (sandbox.method): the oracle process does not probe again
         "userns": sandbox.bwrap_userns() if method == "bwrap" else None,
+        "own_uid": sandbox.own_uid_works() if method in sandbox.METHODS["sandbox"] else False,
         # See placement(): one CPU for both, or with CPUs to spare one each, polling.
         "cpu": cpu,
         "worker_cpu": worker_cpu,
@@ -434,6 +436,9 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         # with the gate a child subreaper, an orphan of this process is our child now.
         with _SWEEP_LOCK, _LIVE_LOCK:
             _LIVE.discard(proc.pid)
+            if method in sandbox.METHODS["sandbox"] and sandbox.own_uid_works():
+                for uid in sandbox.worker_uids(proc.pid):  # everything of its workers' uids (kill(-1) by uid)
+                    sandbox.kill_uid(uid)
             sandbox.kill_descendants(keep=tuple(_LIVE))
 
 

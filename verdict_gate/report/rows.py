@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from verdict_gate.boundary.sandbox import FENCES
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import Verdict
 from verdict_gate.report.text import printable
@@ -69,6 +70,10 @@ def artifact_note(pack: dict[str, Any]) -> str:
             f"({str(art.get('head_sha', ''))[:12]} on {art['branch']})")
 
 
+def _fence_rank(name: str) -> tuple[int, str]:
+    return (FENCES.index(name) if name in FENCES else len(FENCES), name)
+
+
 def isolation(ev: Evidence) -> list[dict[str, Any]]:
     """How the candidate runs were fenced, grouped: one ``{"level", "method", "held", "open", "properties"}``
     per distinct level, method and set of fences (``held``/``open``: fence names; ``properties``: how many
@@ -76,7 +81,8 @@ def isolation(ev: Evidence) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], int] = {}
     runs = ev.runs.runs if ev.runs is not None else {}
     for run in runs.values():
-        fences = run.isolation.get("fences") or {}
+        # In the policy's fence order, however the record was read (runs.json is written with sorted keys).
+        fences = dict(sorted((run.isolation.get("fences") or {}).items(), key=lambda kv: _fence_rank(kv[0])))
         key = (str(run.isolation.get("level", "")), str(run.isolation.get("method", "")),
                tuple(f for f, ok in fences.items() if ok), tuple(f for f, ok in fences.items() if not ok))
         groups[key] = groups.get(key, 0) + 1

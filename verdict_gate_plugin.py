@@ -269,12 +269,19 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
     def counted(*args: Any, **kwargs: Any) -> Any:
         acc = holder["acc"]
         logging = holder["mode"] != "normal"
+        # The drawn values as they were drawn, before any candidate call can change them in place
+        # (docs/design.md §8.1 "Evidence comes from before the call"): the example log, the logged
+        # input and the counterexample are all read from this snapshot, never from kwargs afterwards.
+        drawn = {k: _jsonable(v) for k, v in kwargs.items()}
+        mutable = any(type(v) in _MUTABLE for v in kwargs.values())
         if not logging:
             acc["trials"] += 1
-            acc["last_example"] = {k: _jsonable(v) for k, v in kwargs.items()}
+            acc["last_example"] = drawn
         try:
             result = inner(*args, **kwargs)
         except BaseException as exc:
+            if mutable:
+                _note_changed(acc, drawn, kwargs)
             # assume()/reject()/an invalid draw belong to the oracle. Reached through the
             # candidate's code they would discard exactly the examples that fail: a failure.
             if type(exc).__name__ in _DISCARD and (not logging or isinstance(exc, _control_flow())):
@@ -285,24 +292,26 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
                     acc.setdefault("discarded_by", f"{type(exc).__name__} from {origin}")
                 raise
             if logging:
-                if isinstance(exc, _control_flow()):
+                if isinstance(exc, _control_flow()) and getattr(exc, "__verdict_gate_origin__", None) != "candidate":
                     raise  # Hypothesis's, pytest's or the interpreter's own (the real classes, never a look-alike)
                 # A logging pass (docs/design.md §8.3): record the failure and carry on, so Hypothesis
                 # draws the same sequence on the base and on the candidate. Anything else (a look-alike
                 # of a control-flow exception the candidate raised included) is a failing example:
                 # raised, it would end the pass early and hide the examples after it.
-                _log_example(holder, kwargs, False)
+                _log_example(holder, drawn, False)
                 return None
             acc["hits"] += 1
             # Which example raised which exception: Hypothesis's final replay of each distinct
             # bug raises the exception it reports, so each failure gets its own counterexample.
             raised = acc.setdefault("raised", {})
-            raised[id(exc)] = (exc, {k: _jsonable(v) for k, v in kwargs.items()})
+            raised[id(exc)] = (exc, drawn)
             while len(raised) > 256:
                 raised.pop(next(iter(raised)))
             raise
+        if mutable:
+            _note_changed(acc, drawn, kwargs)
         if logging:
-            _log_example(holder, kwargs, True)
+            _log_example(holder, drawn, True)
             return result
         acc["hits"] += 1
         return result
@@ -334,28 +343,38 @@ def _control_flow() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
-def example_digest(node: str, kwargs: dict[str, Any]) -> str:
-    """The digest of one drawn example (docs/design.md §8.3): its test node and its value, canonical
-    JSON (non-JSON values by ``repr``, memory addresses folded), sha256, 32 hex digits."""
+def example_digest(node: str, drawn: dict[str, Any]) -> str:
+    """The digest of one drawn example (docs/design.md §8.3): its test node and its value as drawn
+    (``_jsonable`` of each argument, taken before any candidate call), canonical JSON, memory addresses
+    folded, sha256, 32 hex digits."""
     import hashlib
     import re
 
-    text = json.dumps({k: _jsonable(v) for k, v in kwargs.items()}, sort_keys=True, default=repr)
+    text = json.dumps(drawn, sort_keys=True, default=repr)
     text = re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)
     return hashlib.sha256(f"{node}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _log_example(holder: dict[str, Any], kwargs: dict[str, Any], held: bool) -> None:
+_MUTABLE = (list, dict, set, bytearray)  # argument types a candidate call may change in place
+
+
+def _note_changed(acc: dict[str, Any], drawn: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    """Count a call that changed a drawn value in place (recorded as ``inputs_changed``; the evidence
+    keeps the values as drawn)."""
+    if {k: _jsonable(v) for k, v in kwargs.items()} != drawn:
+        acc["inputs_changed"] = acc.get("inputs_changed", 0) + 1
+
+
+def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool) -> None:
     log = holder["log"]
     if log is None or len(log) >= MAX_LOG:
         return
-    entry: dict[str, Any] = {"digest": example_digest(holder["node"], kwargs), "held": held}
+    entry: dict[str, Any] = {"digest": example_digest(holder["node"], drawn), "held": held}
     kept = holder.setdefault("inputs_kept", {})
     if not held and kept.get(id(log), 0) < MAX_LOG_INPUTS:
         kept[id(log)] = kept.get(id(log), 0) + 1
-        value = {k: _jsonable(v) for k, v in kwargs.items()}
-        text = json.dumps(value, sort_keys=True, default=repr)
-        entry["input"] = value if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
+        text = json.dumps(drawn, sort_keys=True, default=repr)
+        entry["input"] = drawn if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
     log.append(entry)
 
 
@@ -404,7 +423,27 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
             if prop.get("fresh_seed") is not None and prop.get("fresh_examples"):
                 _logging_pass(pyfuncitem, holder, acc.setdefault("fresh_log", []), seed=prop["fresh_seed"],
                               max_examples=prop["fresh_examples"])
-    return (yield)
+    client = state["client"] if state is not None else None
+    if client is not None:
+        client.as_itself = True  # SystemExit, KeyboardInterrupt arrive as themselves inside a test's call
+    try:
+        return (yield)
+    except KeyboardInterrupt as exc:
+        if getattr(exc, "__verdict_gate_origin__", None) != "candidate":
+            raise  # a real Ctrl-C stops the run
+        # The candidate raised it (a test's pytest.raises(KeyboardInterrupt) would have caught it): the
+        # test's failure, never the end of the oracle process.
+        failure = _CandidateInterrupt(f"the candidate raised KeyboardInterrupt: {exc}")
+        failure.__verdict_gate_origin__ = "candidate"  # type: ignore[attr-defined]
+        failure.__verdict_gate_frames__ = getattr(exc, "__verdict_gate_frames__", [])  # type: ignore[attr-defined]
+        raise failure from exc
+    finally:
+        if client is not None:
+            client.as_itself = False
+
+
+class _CandidateInterrupt(Exception):
+    """A ``KeyboardInterrupt`` the candidate raised that reached pytest: the test fails (pytest would stop)."""
 
 
 @pytest.hookimpl(trylast=True)
@@ -637,7 +676,26 @@ def _finish(state: dict[str, Any], pid: str) -> None:
         else dict(state["client"].info), **(acc["failure"] or {}),
         failures=failures if status in ("fail", "crash") else [],
         example_log=acc.get("example_log") if prop.get("example_log") and acc["hypothesis"] else None,
-        fresh_seed=prop.get("fresh_seed") if "fresh_log" in acc else None, fresh_log=acc.get("fresh_log")))
+        fresh_seed=prop.get("fresh_seed") if "fresh_log" in acc else None, fresh_log=acc.get("fresh_log"),
+        inputs_changed=acc.get("inputs_changed", 0),
+        boundary=_limits(client, state["spec"]["roots"])))
+
+
+def _limits(client: Any, roots: list[list[str]]) -> list[dict[str, str]]:
+    """The limits of the isolation boundary this property met (recorded by the proxy out of band, so an
+    oracle that caught the exception still cannot pass), each with the oracle line it was met at."""
+    found = []
+    for limit in (client.boundary if client is not None else [])[:50]:
+        where = ""
+        for path, line, _function in reversed(limit.get("stack") or []):
+            for root, prefix in roots:
+                if prefix and str(path).startswith(root.rstrip("/") + "/"):
+                    where = f"{prefix}/{str(path)[len(root.rstrip('/')) + 1:]}:{line}"
+                    break
+            if where:
+                break
+        found.append({"message": str(limit.get("message", ""))[:2000], "where": where})
+    return found
 
 
 def _frames(excinfo: Any, roots: list[list[str]]) -> list[dict[str, Any]]:
@@ -657,17 +715,35 @@ def _frames(excinfo: Any, roots: list[list[str]]) -> list[dict[str, Any]]:
     return frames
 
 
+def _origin(exc: BaseException, frames: list[dict[str, Any]], roots: list[list[str]]) -> str:
+    """Where ``exc`` was raised (docs/design.md §5, the signature's ``origin``): ``boundary`` for the
+    gate's own boundary errors; ``candidate:PATH:FUNCTION`` (the deepest frame of the candidate's tree)
+    for an exception the candidate worker raised, or candidate code at level ``none``; else ``oracle``.
+    The tag is set by the boundary's proxy on the oracle's side, so candidate code cannot forge it."""
+    tag = getattr(exc, "__verdict_gate_origin__", None)
+    if tag == "boundary":
+        return "boundary"
+    tree = [prefix for _root, prefix in roots if not prefix]
+    packs = [prefix.rstrip("/") + "/" for _root, prefix in roots if prefix]
+    deepest = frames[-1] if frames else None  # the raise point (frames outside the roots are left out)
+    if tree and deepest is not None and not any(deepest["path"].startswith(p) for p in packs):
+        return f"candidate:{deepest['path']}:{deepest['function']}"
+    return "candidate" if tag == "candidate" else "oracle"
+
+
 def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]]) -> dict[str, Any]:
     exc = excinfo.value
     cause = exc.__cause__ if type(exc).__name__ == "CollectError" and exc.__cause__ is not None else exc
     etype = type(cause)
     has_example = bool(acc and acc.get("hypothesis") and acc.get("last_example") is not None)
+    frames = _frames(excinfo, roots)
     return {
         "node": nodeid,
         "exc_type": f"{etype.__module__}.{etype.__qualname__}",
         "message": _cap(str(cause)),
         "counterexample": acc["last_example"] if has_example and acc else None,
-        "traceback": _frames(excinfo, roots),
+        "traceback": frames,
+        "origin": _origin(cause, frames, roots),
     }
 
 

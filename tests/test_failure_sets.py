@@ -178,9 +178,9 @@ def test_run_record_keeps_every_failure_with_its_own_signature():
     raw = {"status": "fail", "seed": 7, "hits": 5, "node": "properties/test_x.py::test_a",
            "exc_type": "builtins.AssertionError", "message": "boom", "counterexample": {"n": 1},
            "failures": [{"node": "properties/test_x.py::test_a", "exc_type": "builtins.AssertionError",
-                         "message": "boom", "counterexample": {"n": 1}, "traceback": []},
+                         "message": "boom", "counterexample": {"n": 1}, "traceback": [], "origin": "oracle"},
                         {"node": "properties/test_x.py::test_b", "exc_type": "builtins.AssertionError",
-                         "message": "boom", "counterexample": {"n": 1}, "traceback": []}]}
+                         "message": "boom", "counterexample": {"n": 1}, "traceback": [], "origin": "oracle"}]}
     rec = run_record(raw, prop, DIGEST, BASE, [])
     assert {f.signature for f in rec.failures} == {FAILURES[0].signature, FAILURES[2].signature}
     assert rec.signature == set_signature([FAILURES[0].signature, FAILURES[2].signature])

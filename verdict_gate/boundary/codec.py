@@ -15,10 +15,12 @@ Values (both directions) are JSON trees:
   types travel as plain JSON. A subclass of any builtin never travels as that builtin.
 - Everything else is a one-key object whose key is a tag (see :func:`decode`): tuples, dicts, sets,
   bytes, special floats, ``complex``, ``Decimal``, ``Fraction``, ``datetime`` types, ``UUID``,
-  paths, big ints; records (dataclass, named tuple, attrs instance, enum member) as their
-  class name plus fields; exception classes by their method resolution order; every other
-  object as a handle (an id in the worker's table), optionally with a re-resolvable reference
-  ``[module, qualname]``.
+  paths, big ints, ``range``, ``slice``, ``Ellipsis``, ``OrderedDict``, ``Counter``, ``defaultdict``,
+  ``deque``, ``SimpleNamespace`` (each rebuilt as exactly that type); records (dataclass, named tuple,
+  attrs instance, enum member) as their class name plus fields; exception classes by their method
+  resolution order; a candidate object as a handle (``h``: an id in the worker's table, optionally with a
+  re-resolvable reference ``[module, qualname]``); an oracle object as a reference (``o``: an id in the
+  oracle's table, with the operations it answers).
 
 :func:`encode` is used by both sides with a ``fallback`` for objects it cannot carry by value
 (the worker makes handles; the oracle sends its handles back or refuses). :func:`decode` takes a
@@ -29,6 +31,7 @@ oracle-side classes.
 from __future__ import annotations
 
 import base64
+import collections
 import datetime as _dt
 import decimal
 import fractions
@@ -39,6 +42,7 @@ import pathlib
 import select
 import struct
 import time
+import types
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -302,6 +306,24 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
         return {"p": str(v)}
     if t is pathlib.PosixPath:
         return {"P": str(v)}
+    if t is range:
+        return {"rg": [v.start, v.stop, v.step]}
+    if t is slice:
+        return {"sl": [_enc(v.start, fb, rec, d, budget), _enc(v.stop, fb, rec, d, budget),
+                       _enc(v.step, fb, rec, d, budget)]}
+    if v is Ellipsis:
+        return {"E": None}
+    if t is collections.OrderedDict or t is collections.Counter:
+        return {"od" if t is collections.OrderedDict else "ct":
+                [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]}
+    if t is collections.defaultdict:
+        factory = v.default_factory
+        return {"dd": [None if factory is None else _enc(factory, fb, rec, d, budget),
+                       [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]]}
+    if t is collections.deque:
+        return {"dq": [[_enc(x, fb, rec, d, budget) for x in v], v.maxlen]}
+    if t is types.SimpleNamespace:
+        return {"ns": [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in vars(v).items()]}
     if rec is not None:
         got = rec(v)
         if got is not None:
@@ -323,6 +345,12 @@ Make = Callable[[str, Any], Any]
 def _str(x: Any) -> str:
     if type(x) is not str:
         raise ProtocolError("expected a string")
+    return x
+
+
+def _int(x: Any) -> int:
+    if type(x) is not int:
+        raise ProtocolError("expected an int")
     return x
 
 
@@ -390,10 +418,27 @@ def _dec(x: Any, make: Make) -> Any:
             return pathlib.PurePosixPath(_str(p))
         if tag == "P":
             return pathlib.Path(_str(p))
+        if tag == "rg":
+            return range(*(_int(i) for i in p))
+        if tag == "sl":
+            return slice(*(_dec(i, make) for i in p))
+        if tag == "E" and p is None:
+            return Ellipsis
+        if tag == "od":
+            return collections.OrderedDict((_dec(k, make), _dec(v, make)) for k, v in p)
+        if tag == "ct":
+            return collections.Counter({_dec(k, make): _dec(v, make) for k, v in p})
+        if tag == "dd":
+            return collections.defaultdict(None if p[0] is None else _dec(p[0], make),
+                                           ((_dec(k, make), _dec(v, make)) for k, v in p[1]))
+        if tag == "dq":
+            return collections.deque((_dec(i, make) for i in p[0]), None if p[1] is None else _int(p[1]))
+        if tag == "ns":
+            return types.SimpleNamespace(**{_str(_dec(k, make)): _dec(v, make) for k, v in p})
     except ProtocolError:
         raise
     except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
         raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
-    if tag in ("r", "en", "x", "h", "mod"):
+    if tag in ("r", "en", "x", "h", "mod", "o"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")

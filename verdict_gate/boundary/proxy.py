@@ -1,4 +1,5 @@
-"""The oracle side of the isolation boundary: proxy modules, handles, records, mirrored exceptions.
+"""The oracle side of the isolation boundary: proxy modules, handles, records, mirrored exceptions,
+and the oracle objects the candidate holds by reference (docs/design.md §8.1, "Who answers what").
 
 Part of the boundary package: standard library only, loaded by path by the pytest plugin (:mod:`.load`).
 
@@ -7,19 +8,34 @@ candidate's ``python_path`` provides. A property's ``from orders.tax import tax_
 :class:`ProxyModule` whose attributes come from the candidate worker (:class:`Client`), so the
 candidate's code never executes in the oracle process. What comes back:
 
-- plain values (exact builtin types) as themselves;
+- plain values (exact builtin types, and the standard library's value types) as themselves;
 - dataclass, named tuple and attrs instances as local frozen *records* of a mirror class that
-  compare by value here; calling the mirror class constructs in the worker;
-- enum members as :class:`EnumMember` records (equal by class and name);
+  compare by value here, on every field; calling the mirror class constructs in the worker and gives
+  a record of exactly that class built from the oracle's arguments;
+- enum members as :class:`EnumMember` records (equal by class and name; an alias is flagged);
 - exception classes as local mirror classes ranked like the candidate's (``pytest.raises`` works);
 - anything else as a :class:`Handle`: attribute reads, calls, ``len``, iteration, indexing and
-  ``repr`` go to the worker. A handle never equals, orders against or hashes like a value the
-  oracle computed: ``handle == 5`` is ``False`` whatever the candidate's ``__eq__`` says. Between two
-  handles, the comparison is the candidate's own answer.
+  ``repr`` go to the worker. Operators of a class the oracle *named* (imported or read by name from a
+  candidate module) are the candidate's answer, as in plain Python; a handle of a class the oracle
+  never named never equals, orders against or hashes like an oracle value, and says which call
+  returned it. Between two handles, the comparison is the candidate's own answer.
+
+What goes the other way: plain values by value (lists, dicts and sets a call changes in place are
+changed here too), records and enum members by value, and every other oracle object — a lambda, a key
+function, an iterator, a test's own instance or class — by *reference*: it stays here and candidate code
+calls back into it through the same channel (:class:`_Callbacks` answers only its object's protocol).
+A class a test derives from a candidate class is built in the worker from the test's source.
+
+The oracle keeps its own judgement: a candidate ``__exit__`` never suppresses an exception the oracle's
+code raised; ``StopIteration`` from a candidate call other than ``__next__`` arrives as an ordinary
+exception; a star import from a candidate module binds no builtin's name and no name already bound;
+an assertion (or pytest outcome, or Hypothesis control flow) the oracle raised inside a callback is
+raised again at the call if candidate code swallowed it.
 
 A worker that dies, hangs up, floods its pipe or sends a malformed frame ends the property as
 ``crashed``: the failure is recorded out of band (:attr:`Client.failure`), so an oracle that
-catches the exception cannot turn it into a pass.
+catches the exception cannot turn it into a pass. A limit of the boundary itself (:class:`BoundaryError`)
+is recorded out of band too (:attr:`Client.boundary`): the gate's failure, never the candidate's.
 """
 
 from __future__ import annotations
@@ -36,6 +52,8 @@ import subprocess
 import sys
 import threading
 import types
+import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -49,12 +67,24 @@ class WorkerCrashed(Exception):
     """The candidate worker died, hung up, or sent something malformed or oversized."""
 
 
-class NotCrossable(TypeError):
-    """A value that cannot cross the isolation boundary (an oracle function, an unknown object)."""
+class BoundaryError(Exception):
+    """A limit of the isolation boundary (not the candidate's doing): the property is the gate's failure
+    (``isolation_unavailable``, outcome ``incomplete``), never frozen (docs/design.md §8.1)."""
+
+    __verdict_gate_origin__ = "boundary"
 
 
-class IsolationUnavailable(Exception):
+class NotCrossable(BoundaryError):
+    """A value or an operation that cannot cross the isolation boundary."""
+
+
+class IsolationUnavailable(BoundaryError):
     """The host cannot give the isolation level the catalog asks for."""
+
+
+class BoundaryWarning(UserWarning):
+    """Something the boundary did differently from plain Python, on purpose (a star import that would have
+    rebound a builtin's name)."""
 
 
 # --- the client ---------------------------------------------------------------------------------------
@@ -208,6 +238,23 @@ class Client:
         self._targets: _Targets | None = None
         self._tmp: str | None = None
         self._uid: int | None = None  # the running worker's own uid, where it has one
+        # The oracle's objects the worker holds by reference: id → object, and id(object) → id.
+        self.local: dict[int, Any] = {}
+        self.local_ids: dict[int, int] = {}
+        self.next_local = 1
+        self.handles: weakref.WeakValueDictionary[tuple[int, int], Handle] = weakref.WeakValueDictionary()
+        self.named: set[tuple[str, str]] = set()  # candidate classes the oracle named (docs/design.md §8.1)
+        self.boundary: list[dict[str, Any]] = []  # this property's boundary limits (see BoundaryError)
+        self.depth = 0  # requests in flight (a callback may call the worker again)
+        self.raised_in_callbacks: list[BaseException] = []  # control flow the oracle raised in a callback
+        self.random_pending: list[Any] | None = None  # the oracle reseeded its random: the worker follows
+        self.callbacks = 0  # callbacks answered in this property (capped: MAX_CALLBACKS)
+        self.via = ""  # what the request in flight asked, for the message of an unnamed handle
+        self.oracle_roots: list[str] = []  # the pack's directory: a class defined under it is a test's own
+        # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
+        # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
+        self.as_itself = False
+        self.keep: list[Any] = []  # oracle objects the worker's classes use for as long as it runs
 
     # lifecycle
 
@@ -262,6 +309,10 @@ class Client:
         self.reader = codec.Reader(from_worker_r, self.spin_s)
         self.generation += 1
         self.releases.clear()
+        if self not in _CLIENTS:
+            _CLIENTS.append(self)
+        self.local.clear()
+        self.local_ids.clear()
         hello = {"python_path": self.python_path, "cwd": self.cwd, "policy": pol.to_json(),
                  "cpu": self.worker_cpu, "spin_s": self.spin_s}
         try:
@@ -368,8 +419,11 @@ class Client:
             self._uid = None
 
     def new_property(self) -> None:
-        """Clear the last property's failure; a crashed worker is started afresh on next use."""
+        """Clear the last property's failure and boundary limits; a crashed worker is started afresh on
+        next use."""
         self.failure = None
+        self.boundary = []
+        self.callbacks = 0
 
     def _crash(self, why: str) -> WorkerCrashed:
         self.crashes += 1
@@ -377,15 +431,39 @@ class Client:
         self.kill()
         return WorkerCrashed(why)
 
+    def limit(self, message: str) -> NotCrossable:
+        """Record a limit of the boundary met by this property (out of band: an oracle that catches the
+        exception still cannot pass) and return the exception to raise."""
+        if len(self.boundary) < 50:
+            self.boundary.append({"message": message[:2000], "stack": _oracle_stack()})
+        return NotCrossable(message)
     # requests
 
-    def request(self, message: dict[str, Any]) -> Any:
-        """Send ``message``, return the decoded ``ok`` value.
+    def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Write ``message`` and read frames until its answer: a frame with ``op`` is the worker calling
+        back into an oracle object while it answers (:meth:`_serve`), answered here and then waited past."""
+        codec.write_frame(self.wfd, message)
+        while True:
+            if self.answer_timeout is not None and not self.reader.ready(self.answer_timeout):
+                raise self._crash(f"the candidate worker did not answer {message.get('op')} "
+                                  f"{str(message.get('mod') or message.get('name') or '')[:80]!r} within "
+                                  f"{self.answer_timeout:g} s (it hangs?)")
+            frame = self.reader.frame(cap=self.cap, timeout=self.answer_timeout)
+            if not isinstance(frame, dict):
+                raise codec.ProtocolError("a frame of an unknown shape")
+            if "op" in frame:
+                self._extras(frame)
+                codec.write_frame(self.wfd, self._serve(frame))
+                continue
+            return frame
+
+    def roundtrip(self, message: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """Send one request (starting the worker if needed) and return the raw answer and the worker
+        generation it came from; the answer's side effects (output, warnings, releases) are applied.
 
         Raises:
-            the candidate's exception (mirrored), :class:`NotCrossable` for a value the worker could
-            not send, :class:`WorkerCrashed` (and :attr:`failure` set) for any protocol failure,
-            :class:`IsolationUnavailable` when the worker cannot be started.
+            WorkerCrashed: any protocol failure (and :attr:`failure` set); IsolationUnavailable: the worker
+            cannot be started.
         """
         with self.lock:
             if self.failure is not None:
@@ -396,43 +474,88 @@ class Client:
                 self.ready()
             if self.releases:
                 message["rel"], self.releases = self.releases, []
+            if self.random_pending is not None:
+                message["rnd"], self.random_pending = self.random_pending, None
+            if self.depth == 0:
+                self.raised_in_callbacks = []
+            self.depth += 1
             try:
-                codec.write_frame(self.wfd, message)
-                if self.answer_timeout is not None and not self.reader.ready(self.answer_timeout):
-                    raise self._crash(f"the candidate worker did not answer {message.get('op')} "
-                                      f"{str(message.get('mod') or message.get('name') or '')[:80]!r} within "
-                                      f"{self.answer_timeout:g} s (it hangs?)")
-                answer = self.reader.frame(cap=self.cap, timeout=self.answer_timeout)
+                answer = self._exchange(message)
             except (OSError, codec.ProtocolError) as exc:
                 code = self.proc.poll() if self.proc is not None else None
                 exited = f" (the worker exited with {code})" if code is not None else ""
                 raise self._crash(f"{exc}{exited}") from None
             except ValueError as exc:
-                raise NotCrossable(f"a value cannot be sent to the candidate worker ({exc})") from None
+                raise self.limit(f"a value cannot be sent to the candidate worker ({exc})") from None
+            finally:
+                self.depth -= 1
             generation = self.generation
-        mutated = answer.pop("mut", None) if isinstance(answer, dict) and "ok" in answer else None
-        if not isinstance(answer, dict) or len(answer) != 1:
+        self._extras(answer)
+        return answer, generation
+
+    def request(self, message: dict[str, Any]) -> Any:
+        """Send ``message``, return the decoded ``ok`` value.
+
+        Raises:
+            the candidate's exception (mirrored), :class:`NotCrossable` for a value the worker could
+            not send, :class:`WorkerCrashed` (and :attr:`failure` set) for any protocol failure,
+            :class:`IsolationUnavailable` when the worker cannot be started.
+        """
+        answer, generation = self.roundtrip(message)
+        return self.result(answer, generation)
+
+    def result(self, answer: dict[str, Any], generation: int) -> Any:
+        """The value of an answer, or its exception raised; an exception the oracle raised in a callback that
+        candidate code swallowed is raised instead (the oracle's control flow stays the oracle's)."""
+        kinds = [k for k in ("ok", "raise", "fail") if k in answer]
+        if len(kinds) != 1:
             raise self._crash("the worker sent an answer of an unknown shape")
-        ((kind, body),) = answer.items()
-        if mutated is not None:
-            try:
-                self._apply_mutations(message, mutated, generation)
-            except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
-                raise self._crash(f"the worker sent malformed argument changes ({type(err).__name__})") from None
+        kind = kinds[0]
         error: BaseException
         try:
             if kind == "ok":
-                return decode(self, body, generation)
+                value = decode(self, answer["ok"], generation)
+                self._swallowed(None)
+                return value
             if kind == "raise":
-                error = exception_from(self, body, generation)
-            elif kind == "fail":
-                error = NotCrossable(f"the candidate worker reports: {str(body)[:2000]}")
+                error = exception_from(self, answer["raise"], generation)
             else:
-                raise codec.ProtocolError(f"an answer of kind {str(kind)[:20]!r}")
+                error = self.limit(f"the candidate worker reports: {str(answer['fail'])[:2000]}")
         except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError,
                 RecursionError) as err:
             raise self._crash(f"the worker sent a malformed answer ({type(err).__name__}: {err})") from None
+        self._swallowed(error)
         raise error
+
+    def _swallowed(self, error: BaseException | None) -> None:
+        if self.depth == 0 and self.raised_in_callbacks:
+            pending, self.raised_in_callbacks = self.raised_in_callbacks, []
+            if error is None or all(error is not e for e in pending):
+                raise pending[0]
+
+    def _extras(self, frame: dict[str, Any]) -> None:
+        """What travels with a frame: oracle references the worker dropped, what candidate code printed
+        (written to this process's stdout/stderr, where pytest's capture sees it) and warned (raised
+        again here, through this process's filters: ``pytest.warns``, ``-W error``)."""
+        for rid in frame.get("rel") or ():
+            obj = self.local.pop(rid, None) if type(rid) is int else None
+            if obj is not None and self.local_ids.get(id(obj)) == rid:
+                del self.local_ids[id(obj)]
+        out, err = frame.get("out"), frame.get("err")
+        if isinstance(out, str) and out:
+            sys.stdout.write(out)
+        if isinstance(err, str) and err:
+            sys.stderr.write(err)
+        for item in frame.get("w") or ():
+            try:
+                names, message, filename, lineno = item
+                category = mirror_exception(names, base=Warning)
+                if not issubclass(category, Warning):
+                    continue
+                text, path, line = str(message), str(filename), int(lineno)
+            except (TypeError, ValueError):
+                continue
+            warnings.warn_explicit(text, category, path, line, module=path.rpartition("/")[2].rpartition(".")[0])
 
     def encode(self, value: Any) -> Any:
         return codec.encode(value, lambda obj: encode_local(self, obj))
@@ -442,18 +565,16 @@ class Client:
         place as the candidate changed its copies (the oracle sees in-place APIs as they are)."""
         message = {"op": "call", "obj": target, "args": self.encode(list(args)),
                    "kw": [[k, self.encode(v)] for k, v in kwargs.items()]}
-        self._pending_args = (list(args), dict(kwargs))
-        try:
-            return self.request(message)
-        finally:
-            self._pending_args = None
+        answer, generation = self.roundtrip(message)
+        mutated = answer.get("mut")
+        if mutated is not None and "ok" in answer:
+            try:
+                self._apply_mutations(list(args), kwargs, mutated, generation)
+            except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+                raise self._crash(f"the worker sent malformed argument changes ({type(err).__name__})") from None
+        return self.result(answer, generation)
 
-    _pending_args: tuple[list[Any], dict[str, Any]] | None = None
-
-    def _apply_mutations(self, message: dict[str, Any], mutated: Any, generation: int) -> None:
-        if self._pending_args is None or message.get("op") != "call":
-            return
-        args, kwargs = self._pending_args
+    def _apply_mutations(self, args: list[Any], kwargs: dict[str, Any], mutated: Any, generation: int) -> None:
         for key, tree in mutated:
             local = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
             if local is None:
@@ -467,8 +588,240 @@ class Client:
                 local.clear()
                 local.update(new)
 
+    # callbacks: the worker asks about an oracle object
 
-# --- local objects ------------------------------------------------------------------------------------
+    def reference(self, obj: Any) -> dict[str, Any]:
+        """The wire form of an oracle object the worker will hold by reference (kept alive here until the
+        worker drops it), with the operations :class:`_Callbacks` answers for it."""
+        rid = self.local_ids.get(id(obj))
+        if rid is None or self.local.get(rid) is not obj:
+            if len(self.local) >= MAX_LOCAL:
+                raise self.limit(f"more than {MAX_LOCAL} oracle objects are held by the candidate worker")
+            rid = self.next_local
+            self.next_local += 1
+            self.local[rid] = obj
+            self.local_ids[id(obj)] = rid
+        desc: dict[str, Any] = {"id": rid, "c": _caps(obj)}
+        names = {}
+        for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
+            try:
+                value = getattr(obj, attr, None) if callable(obj) else None
+            except Exception:
+                value = None
+            if type(value) is str:
+                names[attr] = value[:2000]
+        if names:
+            desc["n"] = names
+        return {"o": desc}
+
+    def _serve(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Answer one callback (the worker's ``cb`` frame) about an oracle object: its value, or the
+        exception the oracle's code raised (which candidate code then sees, as in plain Python)."""
+        self.callbacks += 1
+        if self.callbacks > MAX_CALLBACKS:
+            self.limit(f"more than {MAX_CALLBACKS} callbacks into the oracle in one property")
+            return {"fail": f"more than {MAX_CALLBACKS} callbacks into the oracle in one property"}
+        if self.depth >= MAX_DEPTH:
+            self.limit(f"calls nested more than {MAX_DEPTH} deep across the isolation boundary")
+            return {"fail": f"calls nested more than {MAX_DEPTH} deep across the isolation boundary"}
+        generation = self.generation
+        self.depth += 1
+        try:
+            if req.get("op") != "cb" or type(req.get("obj")) is not int or req["obj"] not in self.local:
+                raise _Refused("the worker asked about an oracle object it does not hold")
+            obj = self.local[req["obj"]]
+            do = str(req.get("do"))
+            args = decode(self, req.get("args") or [], generation)
+            if do == "next":
+                return self._next_batch(obj, min(max(int(req.get("n") or 1), 1), MAX_BATCH))
+            kwargs = {str(k): decode(self, v, generation) for k, v in req.get("kw") or []}
+            value = _Callbacks.apply(self, obj, do, args, kwargs, req.get("name"))
+            return {"ok": self.encode(value)}
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if getattr(exc, "__verdict_gate_origin__", None) != "candidate":
+                raise  # the oracle process's own (Ctrl-C): never handed to candidate code
+            return {"raise": self._exception_body(exc)}
+        except codec.Unencodable as exc:
+            message = f"an oracle callback's result cannot cross the isolation boundary: {exc}"
+            self.limit(message)
+            return {"fail": message}
+        except (codec.ProtocolError, _Refused) as exc:
+            return {"raise": {"t": [["builtins", "AttributeError"]], "msg": str(exc)[:2000]}}
+        except BaseException as exc:  # the oracle's code raised: candidate code sees it, as in plain Python
+            if _control_flow(exc):
+                self.raised_in_callbacks.append(exc)
+            return {"raise": self._exception_body(exc)}
+        finally:
+            self.depth -= 1
+
+    def _next_batch(self, it: Any, n: int) -> dict[str, Any]:
+        items: list[Any] = []
+        for _ in range(n):
+            try:
+                items.append(next(it))
+            except StopIteration:
+                return {"ok": [self.encode(i) for i in items], "end": True}
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:
+                if _control_flow(exc):
+                    self.raised_in_callbacks.append(exc)
+                if not items:
+                    return {"raise": self._exception_body(exc)}
+                return {"ok": [self.encode(i) for i in items], "then": self._exception_body(exc)}
+        return {"ok": [self.encode(i) for i in items]}
+
+    def _exception_body(self, exc: BaseException) -> dict[str, Any]:
+        """An exception of the oracle's as data for the worker; its id comes back with it if candidate code
+        lets it propagate, and the oracle then raises its own object."""
+        try:
+            args = self.encode(tuple(exc.args))
+        except Exception:
+            args = None
+        try:
+            message = str(exc)[:16_384]
+        except Exception:
+            message = type(exc).__name__
+        body = {"t": codec.mro_names(type(exc)), "args": args, "msg": message}
+        with contextlib.suppress(BoundaryError):
+            body["o"] = self.reference(exc)["o"]["id"]
+        return body
+
+
+MAX_LOCAL = 1_000_000  # oracle objects the worker may hold by reference at once
+MAX_CALLBACKS = 10_000_000  # callbacks into the oracle per property
+MAX_DEPTH = 64  # calls nested across the boundary
+MAX_BATCH = 1024  # items of an iterator taken by one request
+
+
+class _Refused(Exception):
+    """A callback the oracle does not answer (a private attribute, an operation its object lacks)."""
+
+
+def _control_flow(exc: BaseException) -> bool:
+    """An exception the oracle raised in a callback that candidate code must not be able to swallow: an
+    assertion, a pytest outcome (``pytest.fail``, ``skip`` …), Hypothesis's control flow."""
+    return (isinstance(exc, AssertionError) or not isinstance(exc, Exception)
+            or type(exc).__name__ in ("UnsatisfiedAssumption", "Frozen", "StopTest"))
+
+
+def _oracle_stack() -> list[list[Any]]:
+    """``[[file, line, function], …]`` of the calling stack outside this package (where a limit was met)."""
+    import traceback
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [[f.filename, f.lineno, f.name] for f in traceback.extract_stack()[:-2]
+            if not f.filename.startswith(here)][-20:]
+
+
+def _pack_class(obj: Any, client: Client) -> bool:
+    """A test's own instance (its class defined by the oracle's code, not pytest's, a library's or the
+    standard library's), or a plain attribute holder: what a callback may read and set attributes of."""
+    cls = type(obj)
+    if cls is types.SimpleNamespace or (cls.__module__ == "argparse" and cls.__qualname__ == "Namespace"):
+        return True
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                        types.MethodType, types.CodeType, types.FrameType)):
+        return False
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    return isinstance(path, str) and any(path.startswith(root) for root in client.oracle_roots)
+
+
+def _caps(obj: Any) -> list[str]:
+    """The operations an oracle object answers (its type's special methods)."""
+    t = type(obj)
+    caps = [cap for cap, name in (("call", "__call__"), ("iter", "__iter__"), ("next", "__next__"),
+                                  ("len", "__len__"), ("getitem", "__getitem__"), ("setitem", "__setitem__"),
+                                  ("delitem", "__delitem__"), ("contains", "__contains__"),
+                                  ("index", "__index__"), ("int", "__int__"), ("float", "__float__"))
+            if hasattr(t, name)]
+    if isinstance(obj, type):
+        caps.append("type")
+    return caps
+
+
+class _Callbacks:
+    """What the worker may do with an oracle object: its protocol and nothing else (docs/design.md §8.1).
+
+    Never a private or special attribute (``__globals__``, ``__code__``, ``__closure__``, frames,
+    ``__self__``, ``__class__``, ``__subclasses__`` …), never an attribute of a module, a function or a
+    class, never a module: only what a plain value of that protocol offers, and the public attributes of
+    a test's own instance. Callbacks run the oracle's code in this process; their results cross by the
+    same codec (an oracle object by reference again)."""
+
+    COMPARE = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__"}
+
+    @classmethod
+    def apply(cls, client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+        import operator
+
+        if do == "call":
+            if not callable(obj):
+                raise _Refused(f"a {type(obj).__name__} of the oracle is not callable")
+            return obj(*args, **kwargs)
+        if do == "global":
+            if not isinstance(obj, _ModuleGlobals):
+                raise _Refused("not a class's globals")
+            return obj.get(str(name))
+        one = args[0] if args else None
+        simple: dict[str, Any] = {"iter": iter, "len": len, "bool": bool, "hash": hash, "index": operator.index,
+                                  "int": int, "float": float}
+        if do in simple:
+            return simple[do](obj)
+        if do == "repr":
+            return repr(obj)[:16_384]
+        if do == "str":
+            return str(obj)[:1 << 20]
+        if do == "getitem":
+            return obj[one]
+        if do == "contains":
+            return one in obj
+        if do in cls.COMPARE:
+            return getattr(operator, do)(obj, one)
+        if do in ("instancecheck", "subclasscheck"):
+            if not isinstance(obj, type):
+                raise _Refused("not a class")
+            return isinstance(one, obj) if do == "instancecheck" else isinstance(one, type) and issubclass(one, obj)
+        public = isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+        if do == "getattr" and public and _pack_class(obj, client):
+            return getattr(obj, name)
+        if do == "setattr" and public and _pack_class(obj, client):
+            setattr(obj, name, one)
+            return None
+        if do == "delattr" and public and _pack_class(obj, client):
+            delattr(obj, name)
+            return None
+        if do in ("setitem", "delitem") and _pack_class(obj, client):
+            if do == "setitem":
+                obj[one] = args[1]
+            else:
+                del obj[one]
+            return None
+        if do == "dir":
+            return sorted(n for n in dir(obj) if not n.startswith("_")) if _pack_class(obj, client) else []
+        raise _Refused(f"an oracle {type(obj).__name__} answers no {do} {name or ''} across the isolation boundary"
+                       .rstrip())
+
+
+class _ModuleGlobals:
+    """The globals of an oracle module a class statement in it may read (the names its source uses), for a
+    subclass of a candidate class built in the worker."""
+
+    def __init__(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
+        self.namespace, self.names = namespace, frozenset(names)
+
+    def get(self, name: str) -> Any:
+        import builtins
+
+        if name in self.names and name in self.namespace:
+            return self.namespace[name]
+        if name in self.names and hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise NameError(f"name {name!r} is not defined")
+
+
+# --- candidate objects ----------------------------------------------------------------------------------
 
 
 def _target(desc: dict[str, Any], generation: int, client: Client) -> dict[str, Any]:
@@ -481,10 +834,16 @@ def _target(desc: dict[str, Any], generation: int, client: Client) -> dict[str, 
     return out
 
 
-class Handle:
-    """A candidate object that stays in the worker; every operation is a request."""
+_REPR_CALLERS = ("reprlib", "_pytest.", "pprint", "hypothesis.", "unittest.", "difflib")
 
-    __slots__ = ("_vg_client", "_vg_desc", "_vg_gen", "__weakref__")
+
+class Handle:
+    """A candidate object that stays in the worker; every operation is a request.
+
+    Its class is a local subclass named like the candidate's (``type(h).__name__`` reads as in plain
+    Python); ``isinstance`` against the candidate's classes works through :class:`RemoteClass`."""
+
+    __slots__ = ("_vg_client", "_vg_desc", "_vg_gen", "_vg_buffer", "_vg_drain", "_vg_mark", "__weakref__")
 
     # pytest (9.x, fixtures.py) reads `_mock_name` of every object a test module holds, each imported
     # candidate function included, to skip mocks: answered here, not by a round trip per file.
@@ -494,6 +853,9 @@ class Handle:
         object.__setattr__(self, "_vg_client", client)
         object.__setattr__(self, "_vg_desc", desc)
         object.__setattr__(self, "_vg_gen", generation)
+        object.__setattr__(self, "_vg_buffer", None)
+        object.__setattr__(self, "_vg_drain", False)
+        object.__setattr__(self, "_vg_mark", None)
 
     def _vg_target(self) -> dict[str, Any]:
         target = _target(self._vg_desc, self._vg_gen, self._vg_client)
@@ -502,6 +864,7 @@ class Handle:
         return target
 
     def _vg_op(self, name: str, *arg: Any) -> Any:
+        object.__setattr__(self, "_vg_mark", None)
         message: dict[str, Any] = {"op": "dunder", "obj": self._vg_target(), "name": name}
         if arg:
             message["arg"] = self._vg_client.encode(arg[0])
@@ -511,17 +874,46 @@ class Handle:
         names = self._vg_desc.get("t") or [["?", "?"]]
         return ".".join(names[0])
 
+    def _vg_named(self) -> bool:
+        names = self._vg_desc.get("t") or [["?", "?"]]
+        return (str(names[0][0]), str(names[0][1])) in self._vg_client.named
+
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__")):
+        if name.startswith("_vg_"):
             raise AttributeError(name)
-        return self._vg_client.request({"op": "getattr", "obj": self._vg_target(), "name": name})
+        if name.startswith("__") and name.endswith("__"):
+            own = self._vg_desc.get("n") or {}
+            if name in ("__name__", "__qualname__") and name in own:
+                return own[name]
+            if name in ("__name__", "__qualname__") and self._vg_desc.get("ref"):
+                return str(self._vg_desc["ref"][1]).rpartition(".")[2] if name == "__name__" \
+                    else str(self._vg_desc["ref"][1])
+            if name not in ("__name__", "__qualname__", "__doc__", "__wrapped__", "__self__", "__func__"):
+                raise AttributeError(name)
+        value = self._vg_client.request({"op": "getattr", "obj": self._vg_target(), "name": name})
+        _note_named(self._vg_client, value, self)
+        if isinstance(value, EnumMember) and value.name != name and name in (self._vg_desc.get("alias") or ()):
+            # HIGH = "low" beside LOW = "low": the oracle means two cases, the candidate collapsed them.
+            raise _candidate_error(TypeError(
+                f"{self._vg_desc['t'][0][1]}.{name} is an alias of {self._vg_desc['t'][0][1]}.{value.name} in the "
+                "candidate's enum (a member whose value repeats another's): the oracle tells them apart"))
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._vg_client.request({"op": "setattr", "obj": self._vg_target(), "name": name,
                                  "value": self._vg_client.encode(value)})
 
+    def __delattr__(self, name: str) -> None:
+        self._vg_client.request({"op": "delattr", "obj": self._vg_target(), "name": name})
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._vg_client.call(self._vg_target(), args, kwargs)
+        client = self._vg_client
+        names = self._vg_desc.get("n") or {}
+        client.via = f"{names.get('__qualname__') or self._vg_type()}(...)"
+        try:
+            return client.call(self._vg_target(), args, kwargs)
+        finally:
+            client.via = ""
 
     def __del__(self) -> None:
         try:
@@ -534,26 +926,41 @@ class Handle:
     def _vg_checked(self, name: str, want: type, *arg: Any) -> Any:
         value = self._vg_op(name, *arg)
         if type(value) is not want:
-            raise TypeError(f"{name} of the candidate's {self._vg_type()} returned {type(value).__name__}, "
-                            f"not {want.__name__}")
+            raise _candidate_error(TypeError(f"{name} of the candidate's {self._vg_type()} returned "
+                                             f"{type(value).__name__}, not {want.__name__}"))
         return value
 
-    # repr() and format() (assertion messages, f-strings) mark the text as the candidate's: a failure
-    # message quoting a candidate object can never read like one quoting a plain value, so a new bug
-    # cannot dress its message up as a frozen failure's. str() stays the candidate's own text.
+    # repr() in pytest's and Hypothesis's reports marks the text as the candidate's: an assertion message
+    # quoting a candidate object can never read like one quoting a plain value, so a new bug cannot dress
+    # its message up as a frozen failure's. repr() in the test's own code is the candidate's own text.
     def __repr__(self) -> str:
         try:
-            return f"<candidate {self._vg_type()}: {self._vg_checked('__repr__', str)}>"
+            text = self._vg_checked("__repr__", str)
         except Exception as exc:  # repr must not raise inside pytest's reporting
             return f"<candidate {self._vg_type()} (repr failed: {type(exc).__name__})>"
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if isinstance(caller, str) and caller.startswith(_REPR_CALLERS):
+            return f"<candidate {self._vg_type()}: {text}>"
+        return text
 
     def __format__(self, spec: str) -> str:
-        return repr(self)
+        value = self._vg_op("__format__", spec)
+        if type(value) is not str:
+            raise _candidate_error(TypeError(f"__format__ of the candidate's {self._vg_type()} returned "
+                                             f"{type(value).__name__}, not str"))
+        return value
 
     def __str__(self) -> str:
         return self._vg_checked("__str__", str)
 
     def __len__(self) -> int:
+        mark = self._vg_mark
+        if isinstance(mark, Handle) or mark == "iter":
+            # iter(h) and then len(h): list(), tuple() and friends are about to take every item (their
+            # length hint asks len() first, then __length_hint__).
+            object.__setattr__(mark if isinstance(mark, Handle) else self, "_vg_drain", True)
+        if self._vg_desc.get("nl"):
+            raise TypeError(f"object of type {type(self).__name__!r} has no len()")
         return self._vg_checked("__len__", int)
 
     def __bool__(self) -> bool:
@@ -565,21 +972,71 @@ class Handle:
     def __float__(self) -> float:
         return self._vg_checked("__float__", float)
 
+    def __complex__(self) -> complex:
+        return self._vg_checked("__complex__", complex)
+
     def __index__(self) -> int:
         return self._vg_checked("__index__", int)
 
+    def __round__(self, *ndigits: Any) -> Any:
+        return self._vg_op("__round2__", ndigits[0]) if ndigits else self._vg_op("__round__")
+
     def __hash__(self) -> int:
+        if not self._vg_named():
+            return object.__hash__(self)  # never the hash of an oracle value (one object, one handle)
         return self._vg_checked("__hash__", int)
 
     def __contains__(self, item: Any) -> bool:
         return self._vg_checked("__contains__", bool, item)
 
     def __iter__(self) -> Any:
+        if self._vg_desc.get("si"):
+            object.__setattr__(self, "_vg_mark", "iter")
+            return self
         iterator = self._vg_op("__iter__")
-        return iterator if isinstance(iterator, Handle) else iter(iterator)
+        if isinstance(iterator, Handle):
+            object.__setattr__(self, "_vg_mark", iterator)
+            if iterator is self:
+                object.__setattr__(self, "_vg_mark", "iter")
+            return iterator
+        return iter(iterator)
 
     def __next__(self) -> Any:
-        return self._vg_op("__next__")
+        buffer = self._vg_buffer
+        if buffer:
+            item = buffer.pop()
+            if isinstance(item, _End):
+                raise item.exc
+            return item
+        n = MAX_BATCH if self._vg_drain else 1
+        object.__setattr__(self, "_vg_mark", None)
+        answer, generation = self._vg_client.roundtrip({"op": "next", "obj": self._vg_target(), "n": n})
+        client = self._vg_client
+        if "ok" not in answer:
+            return client.result(answer, generation)  # raises the candidate's exception
+        try:
+            items = [decode(client, t, generation) for t in answer["ok"]]
+            if answer.get("end"):
+                items.append(_End(StopIteration()))
+            elif "then" in answer:
+                items.append(_End(exception_from(client, answer["then"], generation, op="__next__")))
+        except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+            raise client._crash(f"the worker sent a malformed answer ({type(err).__name__}: {err})") from None
+        if not items:
+            raise client._crash("the worker answered next with nothing")
+        items.reverse()
+        object.__setattr__(self, "_vg_buffer", items)
+        return self.__next__()
+
+    def __length_hint__(self) -> int:
+        if self._vg_mark == "iter" or self._vg_drain:
+            # list(h), tuple(h), sorted(h), "".join(h), list.extend(h): iter() and then a length hint, then
+            # every item with nothing of the oracle in between, so the items may come in batches.
+            object.__setattr__(self, "_vg_drain", True)
+            object.__setattr__(self, "_vg_mark", None)
+            return 0
+        value = self._vg_op("__length_hint__")
+        return value if type(value) is int else 0
 
     def __reversed__(self) -> Any:
         return self._vg_op("__reversed__")
@@ -596,31 +1053,72 @@ class Handle:
     def __enter__(self) -> Any:
         return self._vg_op("__enter__")
 
-    def __exit__(self, *exc: Any) -> Any:
-        return self._vg_op("__exit__")
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
+        """The candidate's ``__exit__``, told what the ``with`` body raised; it may suppress only an exception
+        candidate code raised, never one of the oracle's own (a failed ``assert`` in the body stays failed)."""
+        object.__setattr__(self, "_vg_mark", None)
+        message: dict[str, Any] = {"op": "dunder", "obj": self._vg_target(), "name": "__exit__", "exc": None}
+        theirs = exc is not None and getattr(exc, "__verdict_gate_origin__", None) == "candidate"
+        if exc is not None:
+            message["exc"] = {"h": getattr(exc, "__verdict_gate_raised__", None)} if theirs else \
+                self._vg_client._exception_body(exc)
+        answer = self._vg_client.request(message)
+        if exc is None or not theirs:
+            return False
+        return bool(answer)
+
+    def __copy__(self) -> Any:
+        return self._vg_op("__copy__")
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._vg_op("__deepcopy__", None)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickled in the worker; unpickling asks the worker to unpickle (never in the oracle process)."""
+        data = self._vg_op("__pickle__")
+        if type(data) is not bytes:
+            raise _candidate_error(TypeError("pickling a candidate object gave no bytes"))
+        return (_unpickle, (data,))
+
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        value = self._vg_op("__vars__")
+        if type(value) is not dict:
+            raise _candidate_error(TypeError(f"vars() of the candidate's {self._vg_type()} is not a dict"))
+        return value
 
     def _vg_peer(self, other: Any) -> bool:
         return isinstance(other, Handle) and other._vg_client is self._vg_client
 
-    # Comparisons: the candidate answers only about two of its own objects; against a value the oracle
-    # computed, a handle is never equal and never ordered (a lying __eq__ cannot reach the oracle).
+    def _vg_compare(self, name: str, other: Any) -> Any:
+        if self._vg_peer(other) or self._vg_named():
+            return self._vg_op(name, other)
+        if isinstance(other, Handle):
+            return NotImplemented
+        # A value of a class the oracle never named: its operators are not the behaviour under test, and a
+        # lying __eq__ must not reach the oracle's judgement.
+        raise _candidate_error(TypeError(
+            f"a candidate {self._vg_type()} (returned by {self._vg_desc.get('via') or 'the candidate'}) was "
+            f"compared ({name}) with an oracle {type(other).__name__}: its class was never named by the oracle "
+            f"(import it from the candidate's module, or compare a plain value of it)"))
+
     def __eq__(self, other: Any) -> Any:
-        return self._vg_op("__eq__", other) if self._vg_peer(other) else NotImplemented
+        return self._vg_compare("__eq__", other)
 
     def __ne__(self, other: Any) -> Any:
-        return self._vg_op("__ne__", other) if self._vg_peer(other) else NotImplemented
+        return self._vg_compare("__ne__", other)
 
     def __lt__(self, other: Any) -> Any:
-        return self._vg_op("__lt__", other) if self._vg_peer(other) else NotImplemented
+        return self._vg_compare("__lt__", other)
 
     def __le__(self, other: Any) -> Any:
-        return self._vg_op("__le__", other) if self._vg_peer(other) else NotImplemented
+        return self._vg_compare("__le__", other)
 
     def __gt__(self, other: Any) -> Any:
-        return self._vg_op("__gt__", other) if self._vg_peer(other) else NotImplemented
+        return self._vg_compare("__gt__", other)
 
     def __ge__(self, other: Any) -> Any:
-        return self._vg_op("__ge__", other) if self._vg_peer(other) else NotImplemented
+        return self._vg_compare("__ge__", other)
 
     def __neg__(self) -> Any:
         return self._vg_op("__neg__")
@@ -635,6 +1133,29 @@ class Handle:
         return self._vg_op("__invert__")
 
 
+class LiveHandle(Handle):
+    """A list, dict or set the oracle read from a candidate module or object: the candidate's own (changes
+    go to the worker); compared by its value, which exact builtin types cannot lie about."""
+
+    __slots__ = ()
+
+    def _vg_compare(self, name: str, other: Any) -> Any:
+        import operator
+
+        value = self._vg_op("__copy__")
+        return getattr(operator, name.strip("_"))(value, other.__copy__() if isinstance(other, LiveHandle) else other)
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: {type(self).__name__!r}")
+
+
+class _End:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
 def _binary(name: str) -> Any:
     def op(self: Handle, other: Any) -> Any:
         return self._vg_op(name, other)
@@ -645,15 +1166,45 @@ def _binary(name: str) -> Any:
 
 for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
               "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__radd__", "__rsub__", "__rmul__",
-              "__rtruediv__", "__rfloordiv__", "__rmod__"):
+              "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rand__", "__ror__", "__rxor__",
+              "__rlshift__", "__rrshift__", "__rmatmul__", "__divmod__", "__rdivmod__", "__iadd__", "__isub__",
+              "__imul__", "__ior__", "__iand__", "__ixor__"):
     setattr(Handle, _name, _binary(_name))
+
+
+def _unpickle(data: bytes) -> Any:
+    """``pickle.loads`` of a candidate object's pickle: in the worker, which gives back a handle."""
+    client = _CLIENTS[-1] if _CLIENTS else None
+    if client is None:
+        raise NotCrossable("a pickled candidate object can only be unpickled while its worker runs")
+    return client.request({"op": "unpickle", "arg": client.encode(data)})
+
+
+_CLIENTS: list[Client] = []  # the client of this process (for unpickling)
+
+
+def _candidate_error(exc: BaseException) -> BaseException:
+    """Mark an exception the proxy raises about a candidate object's behaviour as the candidate's."""
+    with contextlib.suppress(Exception):
+        exc.__verdict_gate_origin__ = "candidate"  # type: ignore[attr-defined]
+    return exc
 
 
 class RemoteClass(Handle):
     """A candidate class that is not a record or an exception: calling it constructs in the worker;
-    ``isinstance`` compares class names with the object's method resolution order."""
+    ``isinstance`` compares class names with the object's method resolution order. Used as a base in a
+    class statement of the oracle's, it builds that class in the worker (:func:`_subclass`)."""
 
     __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple) and isinstance(args[2], dict):
+            return _subclass(args[0], args[1], args[2], kwargs)  # class X(CandidateClass): ...
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if len(args) == 3 and isinstance(args[0], Client):
+            super().__init__(*args)
 
     def __instancecheck__(self, obj: Any) -> bool:
         return _is_instance(obj, self._vg_desc)
@@ -661,6 +1212,47 @@ class RemoteClass(Handle):
     def __subclasscheck__(self, cls: Any) -> bool:
         mro = getattr(cls, "_vg_mro", None) or (cls._vg_desc.get("t") if isinstance(cls, Handle) else None) or []
         return list(self._vg_desc["t"][0]) in [list(n) for n in mro]
+
+
+def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+    """An oracle class statement whose base is a candidate class: the class is built in the worker from the
+    statement's source (its instances live beside their base class), and the oracle holds a handle to it
+    (docs/design.md §8.1, "Subclasses")."""
+    import ast
+    import textwrap
+
+    remote = [b for b in bases if isinstance(b, RemoteClass)]
+    client = remote[0]._vg_client
+    frame = sys._getframe(2)
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    qualname = str(namespace.get("__qualname__", name))
+    module = str(namespace.get("__module__", frame.f_globals.get("__name__", "")))
+    try:
+        with open(filename, encoding="utf-8") as fh:
+            source = fh.read()
+        tree = ast.parse(source)
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno <= line]
+        node = max(found, key=lambda n: n.lineno)
+        # Blank lines first, so the worker's tracebacks name the lines of the oracle's file.
+        text = "\n" * (node.lineno - 1) + textwrap.dedent(ast.get_source_segment(source, node, padded=True) or "")
+        used = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - {name})
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise client.limit(f"class {qualname} derives from the candidate's "
+                           f"{remote[0]._vg_type()}, and its source could not be read to build it in the candidate "
+                           f"worker ({type(exc).__name__}: {exc}); set `isolation: none` for this property") from None
+    # The names the statement uses, as its frame sees them: a class written inside a test function reads
+    # that function's locals (a fixture, a closure variable) before the module's globals.
+    globals_ = _ModuleGlobals({**frame.f_globals, **frame.f_locals}, used)
+    ref = client.reference(globals_)["o"]["id"]
+    cls = client.request({"op": "subclass", "name": name, "qualname": qualname, "module": module, "src": text,
+                          "file": filename, "names": used, "globals": ref})
+    if isinstance(cls, Handle):
+        client.named.add((module, qualname))
+        t = cls._vg_desc.get("t") or []
+        if t:
+            client.named.add((str(t[0][0]), str(t[0][1])))
+    client.keep.append(globals_)  # the worker's class reads its globals for as long as the process runs
+    return cls
 
 
 def _mro_of(obj: Any) -> list[list[str]]:
@@ -674,6 +1266,36 @@ def _is_instance(obj: Any, class_desc: dict[str, Any]) -> bool:
     return own in _mro_of(obj)
 
 
+_HANDLE_CLASSES: dict[tuple[str, str, str], type] = {}
+
+
+def _handle_class(desc: dict[str, Any]) -> type:
+    """The local class of a handle: a subclass of :class:`Handle` named like the candidate's class."""
+    kind = str(desc.get("k"))
+    if kind == "cls":
+        return RemoteClass
+    base = LiveHandle if kind == "live" else Handle
+    names = desc.get("t") or [["?", "?"]]
+    module, qualname = str(names[0][0]), str(names[0][1])
+    key = (module, qualname, kind)
+    cls = _HANDLE_CLASSES.get(key)
+    if cls is None:
+        cls = type(qualname.rpartition(".")[2] or "Handle", (base,),
+                   {"__slots__": (), "__module__": module, "__qualname__": qualname})
+        if len(_HANDLE_CLASSES) < 10_000:
+            _HANDLE_CLASSES[key] = cls
+    return cls
+
+
+def _note_named(client: Client, value: Any, via: Any) -> None:
+    """A class the oracle read by name (from a candidate module, or a named class) is named: its operators
+    answer against the oracle's values (docs/design.md §8.1)."""
+    if isinstance(value, (RemoteClass, _RecordMeta)):
+        t = value._vg_desc.get("t") or []
+        if t:
+            client.named.add((str(t[0][0]), str(t[0][1])))
+
+
 class _RecordMeta(type):
     """Metaclass of mirror record classes: calling the class constructs in the worker."""
 
@@ -682,29 +1304,30 @@ class _RecordMeta(type):
     _vg_gen: int
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        """Construct in the worker (so its validation runs and its exceptions propagate), then keep the
-        oracle's own value for every argument the oracle passed: an expected value written in a
-        property is the oracle's data, never what the candidate's constructor made of it."""
+        """Construct in the worker (so its validation runs and its exceptions propagate), then give a record of
+        exactly this class holding the oracle's own value for every argument the oracle passed: an expected
+        value written in a property is the oracle's data, never what the candidate's constructor made of it."""
         client = cls._vg_client
         target = _target(cls._vg_desc, cls._vg_gen, client) or {"ref": cls._vg_desc.get("ref")}
         built = client.call(target, args, kwargs)
         if type(built) is not cls:
-            return built
+            raise _candidate_error(TypeError(
+                f"the candidate's {cls.__qualname__}(...) gave a {type(built).__qualname__}, not a "
+                f"{cls.__qualname__} (its __new__ returned another class)"))
         init, fields = list(cls._vg_desc.get("init") or []), list(cls._vg_desc.get("f") or [])
         unmapped = len(args) > len(init) or any(k not in fields for k in kwargs)
         if unmapped:
             # Its constructor takes arguments that are not its fields: what it built from them is the
             # candidate's data, which an expected value must never be.
-            raise NotCrossable(f"{cls.__qualname__}(...) takes arguments that are not its fields, so a record built "
+            raise client.limit(f"{cls.__qualname__}(...) takes arguments that are not its fields, so a record built "
                                "by it in a property would hold what the candidate made of them; build the expected "
                                "value from its fields (keywords), or set `isolation: none` for this property")
         given = dict(zip(init, args, strict=False))
         given.update(kwargs)
         if not given:
             return built
-        names = list(cls._vg_desc.get("f") or [])
         values = [given.get(name, getattr(built, name) if cls._vg_kind != "nt" else built[i])
-                  for i, name in enumerate(names)]
+                  for i, name in enumerate(fields)]
         held = built.__dict__.get("_vg_handle") if hasattr(built, "__dict__") else None
         return _build_record(cls, values, held[0] if held else None, held[1] if held else client.generation)
 
@@ -717,11 +1340,23 @@ class _RecordMeta(type):
 
 @dataclasses.dataclass(frozen=True)
 class EnumMember:
-    """A candidate enum member: equal to another when class and member name are the same."""
+    """A candidate enum member: equal to another when class and member name are the same; a member of an
+    ``int``/``str``/``float`` enum also equals its value, as ``IntEnum`` and ``StrEnum`` members do."""
 
     cls: tuple[str, str]
     name: str
     value: Any = dataclasses.field(compare=False)
+    plain: bool = dataclasses.field(default=False, compare=False)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, EnumMember):
+            return (self.cls, self.name) == (other.cls, other.name)
+        if self.plain and type(other) in (int, str, float, bool):
+            return bool(self.value == other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.value) if self.plain else hash((self.cls, self.name))
 
     def __repr__(self) -> str:
         return f"<{self.cls[1]}.{self.name}: {self.value!r}>"
@@ -731,8 +1366,22 @@ _MIRRORS: dict[Any, type] = {}
 
 
 class CandidateBaseException(Exception):
-    """Stands for a candidate's ``SystemExit``, ``KeyboardInterrupt`` or other non-``Exception``: in the
-    oracle process those would stop pytest itself."""
+    """Stands for a candidate's ``BaseException`` subclass of its own (not ``SystemExit``,
+    ``KeyboardInterrupt`` or ``GeneratorExit``): in the oracle process it would stop pytest itself."""
+
+
+class CandidateKeyboardInterrupt(KeyboardInterrupt):
+    """A ``KeyboardInterrupt`` the candidate raised: ``pytest.raises(KeyboardInterrupt)`` catches it; the plugin
+    turns one that reaches pytest into the test's failure (a real Ctrl-C still stops the run)."""
+
+
+class _CandidateStopIteration(Exception):
+    """``StopIteration`` raised by a candidate call other than ``__next__``: an ordinary exception here, so it
+    cannot end the oracle's own ``all(map(...))`` or generator early (docs/design.md §8.1)."""
+
+
+_CandidateStopIteration.__module__ = "builtins"
+_CandidateStopIteration.__name__ = _CandidateStopIteration.__qualname__ = "StopIteration"
 
 
 def _builtin_exception(name: str) -> type | None:
@@ -744,33 +1393,54 @@ def _builtin_exception(name: str) -> type | None:
     return None
 
 
-def mirror_exception(mro: Sequence[Sequence[str]]) -> type:
+def _mirror_str(self: BaseException) -> str:
+    message = self.__dict__.get("_vg_msg")
+    return message if isinstance(message, str) else Exception.__str__(self)
+
+
+def _mirror_getattr(self: BaseException, name: str) -> Any:
+    """A public attribute of the candidate's exception (``excinfo.value.code``), read from the worker."""
+    held = self.__dict__.get("__verdict_gate_raised__")
+    client = self.__dict__.get("_vg_client")
+    if name.startswith("_") or held is None or client is None or self.__dict__.get("_vg_gen") != client.generation:
+        raise AttributeError(name)
+    return client.request({"op": "getattr", "obj": {"id": held}, "name": name})
+
+
+def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception) -> type:
     """A local exception class standing for a candidate's, ranked like it: builtin classes are
-    themselves (``BaseException``-only ones become :class:`CandidateBaseException`); every other
-    class in the chain is a local class with the candidate's module and qualified name."""
+    themselves (``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` as themselves, a candidate's
+    other ``BaseException``-only classes as :class:`CandidateBaseException`); every other class in the chain
+    is a local class with the candidate's module and qualified name."""
     chain = [(str(m), str(q)) for m, q in mro if not (m == "builtins" and q in ("object", "BaseException"))]
-    base: type = Exception
     for module, qualname in reversed(chain):
         if module == "builtins":
             found = _builtin_exception(qualname)
-            if found is None or not issubclass(found, Exception):
-                found = CandidateBaseException if found is not None else None
-            if found is not None and issubclass(found, base):
+            if found is None:
+                continue
+            if found is KeyboardInterrupt:
+                found = CandidateKeyboardInterrupt
+            elif not issubclass(found, Exception) and found not in (SystemExit, GeneratorExit):
+                found = CandidateBaseException
+            if issubclass(found, base) or found in (SystemExit, GeneratorExit, CandidateKeyboardInterrupt):
                 base = found
             continue
         key = (module, qualname, base)
         if key not in _MIRRORS:
             name = qualname.rsplit(".", 1)[-1]
-            _MIRRORS[key] = type(name, (base,), {"__module__": module, "__qualname__": qualname})
+            _MIRRORS[key] = type(name, (base,), {"__module__": module, "__qualname__": qualname, "_vg_mirror": True,
+                                                 "__str__": _mirror_str, "__getattr__": _mirror_getattr})
         base = _MIRRORS[key]
     return base
 
 
 def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
-    """The mirror class of a candidate dataclass, named tuple or attrs class (cached by name and fields)."""
+    """The mirror class of a candidate dataclass, named tuple or attrs class (cached by name and fields).
+    It compares by value on every field (a candidate's ``field(compare=False)`` would make unequal records
+    equal in the oracle's assertions)."""
     kind, fields = desc.get("rk"), [str(f) for f in desc.get("f") or []]
     module, qualname = (str(x) for x in desc["t"][0])
-    key = ("record", id(client), module, qualname, kind, tuple(fields), tuple(desc.get("cmp") or ()))
+    key = ("record", id(client), module, qualname, kind, tuple(fields))
     cls = _MIRRORS.get(key)
     if cls is None:
         name = qualname.rsplit(".", 1)[-1]
@@ -781,10 +1451,6 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
             cls = _RecordMeta(name, (base,), ns)
         else:
             ns["__annotations__"] = {f: Any for f in fields}
-            compare = list(desc.get("cmp") or [True] * len(fields))
-            for f, flag in zip(fields, compare, strict=False):
-                if not flag:  # a field the candidate's class leaves out of ==, left out here too
-                    ns[f] = dataclasses.field(compare=False)
             cls = dataclasses.dataclass(frozen=True, eq=True, repr=True)(_RecordMeta(name, (), ns))  # type: ignore[arg-type]
         _MIRRORS[key] = cls
     cls._vg_client, cls._vg_desc, cls._vg_gen = client, desc, generation  # type: ignore[attr-defined]
@@ -820,6 +1486,16 @@ def _record_getattr(self: Any, name: str) -> Any:
 
 _PLAIN = (bool, int, float, str)  # exact types: their JSON form is the value itself
 
+# Classes of the standard library a handle from the worker may stand for here as themselves (value types:
+# calling one makes a value, nothing else); any other class stays a handle whose calls run in the worker.
+_VALUE_CLASSES = frozenset({
+    ("builtins", n) for n in ("int", "float", "complex", "str", "bytes", "bytearray", "bool", "list", "tuple",
+                              "dict", "set", "frozenset", "range", "slice", "object", "type", "NoneType")} | {
+    ("decimal", "Decimal"), ("fractions", "Fraction"), ("datetime", "datetime"), ("datetime", "date"),
+    ("datetime", "time"), ("datetime", "timedelta"), ("uuid", "UUID"), ("collections", "OrderedDict"),
+    ("collections", "Counter"), ("collections", "deque"), ("collections", "defaultdict"),
+    ("types", "SimpleNamespace"), ("pathlib", "PurePosixPath"), ("pathlib", "Path")})
+
 
 def decode(client: Client, tree: Any, generation: int) -> Any:
     if tree is None or type(tree) in _PLAIN:
@@ -827,16 +1503,36 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
 
     def make(tag: str, p: Any) -> Any:
         if tag == "h":
-            if p.get("k") == "cls":
-                return record_class(client, p, generation) if "f" in p else RemoteClass(client, p, generation)
-            return Handle(client, p, generation)
+            ref = p.get("ref")
+            if p.get("k") == "cls" and ref and (str(ref[0]), str(ref[1])) in _VALUE_CLASSES \
+                    and str(ref[0]) in sys.modules:
+                return _local(str(ref[0]), str(ref[1]))
+            key = (generation, p.get("id"))
+            known = client.handles.get(key) if p.get("id") is not None else None
+            if known is not None:
+                return known
+            if p.get("k") == "cls" and "f" in p:
+                return record_class(client, p, generation)
+            if client.via and "via" not in p:
+                p["via"] = client.via
+            handle = _handle_class(p)(client, p, generation)
+            if p.get("id") is not None:
+                client.handles[key] = handle
+            return handle
+        if tag == "o":
+            rid = p if type(p) is int else None
+            if rid is None or rid not in client.local:
+                raise codec.ProtocolError("the worker named an oracle object it was never given")
+            return client.local[rid]
         if tag == "r":
             cls = record_class(client, p["c"], generation)
             fields = [decode(client, value, generation) for _name, value in p["f"]]
             return _build_record(cls, fields, p.get("h"), generation)
         if tag == "en":
-            names = p["c"]["t"][0]
-            return EnumMember((str(names[0]), str(names[1])), str(p["n"]), decode(client, p["v"], generation))
+            names = p["c"]["t"]
+            plain = any(list(n) in (["builtins", "int"], ["builtins", "str"], ["builtins", "float"]) for n in names)
+            return EnumMember((str(names[0][0]), str(names[0][1])), str(p["n"]), decode(client, p["v"], generation),
+                              plain)
         if tag == "x":
             return mirror_exception(p)
         if tag == "mod":
@@ -853,9 +1549,27 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
     return codec.decode(tree, make)
 
 
-def exception_from(client: Client, body: dict[str, Any], generation: int) -> BaseException:
-    """The candidate's exception, raised again here as data (builtin or mirrored class)."""
+def _local(module: str, qualname: str) -> Any:
+    import builtins
+
+    if module == "builtins" and qualname == "NoneType":
+        return type(None)
+    obj: Any = builtins if module == "builtins" else sys.modules[module]
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def exception_from(client: Client, body: dict[str, Any], generation: int, op: str = "") -> BaseException:
+    """The candidate's exception, raised again here as data (builtin or mirrored class), marked as raised by
+    the candidate (its signature's ``origin``) with the worker's frames; an oracle exception that came back
+    through candidate code is the oracle's own object again."""
+    oracle = body.get("o")
+    if type(oracle) is int and isinstance(client.local.get(oracle), BaseException):
+        return client.local[oracle]
     cls = mirror_exception(body["t"])
+    if cls is StopAsyncIteration or (cls is StopIteration and op != "__next__"):
+        cls = _CandidateStopIteration
     message = str(body.get("msg", ""))
     exc: BaseException | None = None
     if body.get("args") is not None:
@@ -864,21 +1578,56 @@ def exception_from(client: Client, body: dict[str, Any], generation: int) -> Bas
             exc = cls(*args) if isinstance(args, tuple) else None
         except Exception:
             exc = None
-    if exc is None or (message and str(exc) != message and cls.__module__ == "builtins"):
+    if exc is None or (message and str(exc) != message and cls.__module__ == "builtins"
+                       and cls is not _CandidateStopIteration):
         try:
             exc = cls(message)
         except Exception:
             exc = mirror_exception([[cls.__module__, cls.__qualname__], ["builtins", "Exception"]])(message)
-    if cls is CandidateBaseException:
+    if cls is CandidateBaseException or (not client.as_itself and issubclass(cls, (SystemExit, KeyboardInterrupt,
+                                                                                  GeneratorExit))):
+        # Outside a test's call (at collection, in a fixture) pytest would stop on these: an ordinary exception.
         names = ".".join(body["t"][0])
         exc = CandidateBaseException(f"{names}: {message}")
     with contextlib.suppress(Exception):  # an exception class with __slots__ cannot carry them
         setattr(exc, "__verdict_gate_frames__", [list(f) for f in body.get("tb") or []])  # noqa: B010
+        setattr(exc, "__verdict_gate_origin__", "candidate")  # noqa: B010
+        if type(body.get("h")) is int:
+            setattr(exc, "__verdict_gate_raised__", body["h"])  # noqa: B010
+        if getattr(type(exc), "_vg_mirror", False):
+            exc.__dict__.update({"_vg_msg": message, "_vg_client": client, "_vg_gen": generation})
     return exc
 
 
+def _stdlib_ref(obj: Any) -> list[str] | None:
+    """``[module, qualname]`` of a function or class of the standard library (or a builtin), which the worker
+    resolves to its own copy: ``key=str.lower``, ``parse_float=Decimal`` stay plain calls there."""
+    if not (isinstance(obj, (type, types.BuiltinFunctionType, types.FunctionType)) or
+            type(obj).__name__ in ("method_descriptor", "wrapper_descriptor", "classmethod_descriptor")):
+        return None
+    if isinstance(obj, types.BuiltinFunctionType) and obj.__self__ is not None \
+            and not isinstance(obj.__self__, types.ModuleType):
+        return None  # a method bound to an object (some_list.append): that object is the oracle's
+    owner = getattr(obj, "__objclass__", None)
+    module = getattr(owner if owner is not None else obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if type(module) is not str or type(qualname) is not str or "<" in qualname:
+        return None
+    top = module.partition(".")[0].lstrip("_")
+    if module != "builtins" and top not in sys.stdlib_module_names and module.partition(".")[0] not in \
+            sys.stdlib_module_names:
+        return None
+    try:
+        found = _local(module, qualname) if module in sys.modules or module == "builtins" else None
+    except (AttributeError, KeyError):
+        return None
+    return [module, qualname] if found is obj else None
+
+
 def encode_local(client: Client, obj: Any) -> Any:
-    """The wire form of an oracle-side object sent to the worker (fallback of the codec)."""
+    """The wire form of an oracle-side object sent to the worker (fallback of the codec): the candidate's own
+    objects as handles, records by value, the standard library's functions and classes by name, and every
+    other oracle object by reference (:meth:`Client.reference`)."""
     if isinstance(obj, Handle):
         return {"h": obj._vg_target()}
     if isinstance(obj, _RecordMeta):
@@ -896,33 +1645,95 @@ def encode_local(client: Client, obj: Any) -> Any:
         return {"en": {"c": {"ref": list(obj.cls)}, "n": obj.name}}
     if isinstance(obj, ProxyModule):
         return {"mod": obj.__name__}
-    if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ != "builtins":
+    if isinstance(obj, type) and issubclass(obj, BaseException) and getattr(obj, "_vg_mirror", False):
         return {"x": [[obj.__module__, obj.__qualname__]]}
-    raise NotCrossable(f"a {type(obj).__module__}.{type(obj).__qualname__} of the oracle cannot be passed to candidate "
-                       "code across the isolation boundary (only plain values, records and the candidate's own objects "
-                       "cross); if this property must pass oracle functions or objects to the candidate, set "
-                       "`isolation: none` for it in the catalog")
+    if isinstance(obj, types.ModuleType):
+        name = obj.__name__
+        if name.partition(".")[0] in sys.stdlib_module_names:
+            return {"mod": name}
+        raise client.limit(f"the oracle's module {name!r} cannot be passed to candidate code across the isolation "
+                           "boundary (a module of the standard library or of the candidate can)")
+    ref = _stdlib_ref(obj)
+    if ref is not None:
+        return {"h": {"ref": ref}}
+    return client.reference(obj)
 
 
 # --- the import hook ------------------------------------------------------------------------------------
 
+_LOCAL_MODULE_ATTRS = frozenset({"__spec__", "__loader__", "__path__", "__package__", "__file__", "__cached__",
+                                 "__builtins__", "__name__", "__doc__"})
+
 
 class ProxyModule(types.ModuleType):
-    """A candidate module seen from the oracle: attributes are read from the worker."""
+    """A candidate module seen from the oracle: attributes are read from the worker; setting one sets it in
+    the worker (``monkeypatch.setattr(module, "NAME", value)``); a list, dict or set read from it is the
+    candidate's own, live."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__") and name not in ("__all__", "__version__"):
+        if name.startswith("__") and name.endswith("__") and name not in ("__all__", "__version__", "__file__"):
             raise AttributeError(name)
         client: Client = self.__dict__["_vg_client"]
+        if name == "__all__":
+            return _star_names(self, client)
         value = client.request({"op": "getattr", "obj": {"ref": [self.__name__, ""]}, "name": name})
-        if isinstance(value, (Handle, type, ProxyModule)):
+        _note_named(client, value, self)
+        if isinstance(value, (RemoteClass, type, ProxyModule)) or type(value) is types.FunctionType:
             self.__dict__[name] = value  # functions and classes are stable; values are read afresh
+        elif isinstance(value, Handle) and value._vg_desc.get("k") == "fn":
+            self.__dict__[name] = value
         return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LOCAL_MODULE_ATTRS or name.startswith("_vg_") or isinstance(value, ProxyModule):
+            super().__setattr__(name, value)  # the import system's own attributes, a submodule
+            return
+        client: Client = self.__dict__["_vg_client"]
+        client.request({"op": "setattr", "obj": {"ref": [self.__name__, ""]}, "name": name,
+                        "value": client.encode(value)})
+        self.__dict__.pop(name, None)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _LOCAL_MODULE_ATTRS or name.startswith("_vg_"):
+            super().__delattr__(name)
+            return
+        client: Client = self.__dict__["_vg_client"]
+        client.request({"op": "delattr", "obj": {"ref": [self.__name__, ""]}, "name": name})
+        self.__dict__.pop(name, None)
 
     def __dir__(self) -> list[str]:
         client: Client = self.__dict__["_vg_client"]
         names = client.request({"op": "dir", "obj": {"ref": [self.__name__, ""]}})
         return sorted(set(names) | set(self.__dict__))
+
+
+_IMPORT_STAR = 84  # dis.opmap["IMPORT_STAR"] (3.11, 3.12)
+
+
+def _star_names(module: ProxyModule, client: Client) -> list[str]:
+    """``module.__all__``: the candidate's, or (without one) its public names, as a star import would bind
+    them; in a star import, never a builtin's name or a name the importer already bound (docs/design.md §8.1:
+    ``from candidate import *`` must not replace the ``sum`` an expected value is computed with)."""
+    import builtins
+    import dis
+
+    try:
+        names = client.request({"op": "getattr", "obj": {"ref": [module.__name__, ""]}, "name": "__all__"})
+        names = list(names) if not isinstance(names, Handle) else [str(n) for n in names]
+    except AttributeError:
+        names = [n for n in client.request({"op": "dir", "obj": {"ref": [module.__name__, ""]}})
+                 if isinstance(n, str) and not n.startswith("_")]
+    frame = sys._getframe(2)
+    star = frame.f_code.co_code[frame.f_lasti] == dis.opmap.get("IMPORT_STAR", _IMPORT_STAR)
+    if not star:
+        return names
+    bound = frame.f_globals
+    kept = [n for n in names if isinstance(n, str) and not hasattr(builtins, n) and n not in bound]
+    dropped = [n for n in names if n not in kept]
+    if dropped:
+        warnings.warn(f"from {module.__name__} import *: not bound (a builtin's name, or a name the importer "
+                      f"already bound): {', '.join(map(str, dropped[:20]))}", BoundaryWarning, stacklevel=3)
+    return kept
 
 
 class _Loader(importlib.abc.Loader):
@@ -1009,17 +1820,43 @@ def pack_module_names(pack_dir: str) -> set[str]:
 
 
 def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: Sequence[str] | None = None) -> Finder:
-    """Put the proxy hook first on ``sys.meta_path`` for the candidate's top-level names.
+    """Put the proxy hook first on ``sys.meta_path`` for the candidate's top-level names, and make this
+    process's ``random`` seeding reach the worker's (a test's ``random.seed(...)``, Hypothesis's per-example
+    seeding: candidate code that draws from ``random`` draws what it would in plain pytest).
 
     ``modules`` (the catalog's): exactly these names are the candidate's. Without it, every name the
     candidate's directories provide (:func:`candidate_names`); one of them that is also importable
     from the oracle's own ``sys.path`` (a package installed beside the gate) is ambiguous and its
     import fails with the fix, rather than judge either one silently."""
+    client.oracle_roots = [os.path.realpath(pack_dir) + os.sep, pack_dir.rstrip(os.sep) + os.sep]
+    _follow_random(client)
     if modules:
         return _insert(Finder(client, modules))
     names = candidate_names(python_path, pack_module_names(pack_dir))
     ambiguous = {n for n in names if importlib.machinery.PathFinder.find_spec(n, sys.path) is not None}
     return _insert(Finder(client, names - ambiguous, ambiguous))
+
+
+def _follow_random(client: Client) -> Any:
+    """Wrap this process's ``random.seed``/``random.setstate`` so the worker's ``random`` follows; returns the
+    originals (to undo it)."""
+    import random
+
+    seed, setstate = random.seed, random.setstate
+
+    def seeded(a: Any = None, version: int = 2) -> None:
+        seed(a, version)
+        if a is None or type(a) in (int, str, bytes, bytearray, float):
+            client.random_pending = ["seed", client.encode(a)]
+        else:
+            client.random_pending = ["state", client.encode(random.getstate())]
+
+    def restored(state: Any) -> None:
+        setstate(state)
+        client.random_pending = ["state", client.encode(state)]
+
+    random.seed, random.setstate = seeded, restored
+    return seed, setstate
 
 
 def _insert(finder: Finder) -> Finder:

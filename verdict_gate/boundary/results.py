@@ -39,6 +39,7 @@ RESULT_FIELDS: dict[str, tuple[type, ...]] = {
     "node": (str, _NONE), "exc_type": (str, _NONE), "message": (str, _NONE), "traceback": (list,),
     "isolation": (dict, _NONE), "failures": (list, _NONE), "example_log": (list, _NONE),
     "fresh_seed": (int, _NONE), "fresh_log": (list, _NONE), "output_tail": (str, _NONE),
+    "inputs_changed": (int,), "boundary": (list,), "origin": (str, _NONE),
 }
 # ``counterexample`` is any JSON value (non-JSON inputs by repr), so it has no type to check.
 
@@ -66,13 +67,18 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
            counterexample: Any = None, traceback: list[dict[str, Any]] | None = None,
            isolation: dict[str, Any] | None = None, failures: list[dict[str, Any]] | None = None,
            example_log: list[dict[str, Any]] | None = None, fresh_seed: int | None = None,
-           fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None) -> dict[str, Any]:
+           fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None,
+           inputs_changed: int = 0, boundary: list[dict[str, str]] | None = None,
+           origin: str | None = None) -> dict[str, Any]:
     """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass.
 
     ``failures``: the failure set (each with ``node``, ``exc_type``, ``message``, ``counterexample``,
     ``traceback``); the top-level failure fields repeat the first. ``example_log`` / ``fresh_log``:
     ``{"digest", "held", "input"?}`` per drawn example (docs/design.md §8.3). ``output_tail``: the
-    last lines of pytest's own output, on a record the runner writes for a lost process.
+    last lines of pytest's own output, on a record the runner writes for a lost process. ``inputs_changed``:
+    how many candidate calls changed a drawn value in place (the evidence keeps the values as drawn).
+    ``boundary``: the limits of the isolation boundary the property met (``{"message", "where"}``): the
+    gate's failure, never the candidate's (docs/design.md §8.1).
 
     ``isolation``: ``{"level", "method", "fences": {name: held}}`` the property ran at (docs/design.md,
     "Isolation"); ``method`` ``unavailable`` (with ``why``) when the host could not give the level."""
@@ -81,7 +87,8 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
             "fixture_mutated": fixture_mutated, "node": node, "exc_type": exc_type, "message": message,
             "counterexample": counterexample, "traceback": list(traceback or []), "isolation": isolation,
             "failures": list(failures or []), "example_log": example_log, "fresh_seed": fresh_seed,
-            "fresh_log": fresh_log, "output_tail": output_tail}
+            "fresh_log": fresh_log, "output_tail": output_tail, "inputs_changed": inputs_changed,
+            "boundary": list(boundary or []), "origin": origin}
 
 
 def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str,
@@ -130,10 +137,15 @@ def well_formed(record: dict[str, Any]) -> bool:
                                                   ("node", "exc_type", "message"))
                 and isinstance(failure.get("traceback", []), list)):
             return False
+        if not isinstance(failure.get("origin", ""), str):
+            return False
         frames = failure.get("traceback") or []
         if not all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
                    and isinstance(f.get("function"), str) for f in frames):
             return False
+    if not all(isinstance(b, dict) and isinstance(b.get("message"), str) and isinstance(b.get("where"), str)
+               for b in record.get("boundary") or []):
+        return False
     frames = record.get("traceback") or []
     return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
                and isinstance(f.get("function"), str) for f in frames)

@@ -3,29 +3,43 @@
 Part of the boundary package, started as ``python -P -s -B load.py RFD WFD`` (:mod:`.load`; inside the
 sandbox the launcher builds, :mod:`.sandbox`), so neither the worker's directory nor the candidate's is on
 ``sys.path`` until the oracle's ``hello`` puts the candidate's ``python_path`` there, after the
-standard library. It answers one request frame with one response frame (:mod:`codec`), on the two
-pipe descriptors it is given; its stdout and stderr go nowhere the oracle reads.
+standard library. Frames go both ways on the two pipe descriptors it is given (:mod:`codec`): the oracle
+asks (import, getattr, call, an operator, the next items of an iterator, build a subclass) and the worker
+answers; while it answers, candidate code may call back into an oracle object it was handed (a key
+function, an iterator, a test's own instance: :class:`OracleRef`), and the oracle may call the worker again
+from inside that callback. Both sides serve the other's requests while they wait for their own answer, so
+the channel is re-entrant, as RPyC's symmetric references are; nesting is capped (:data:`MAX_DEPTH`).
 
 Before any candidate code runs it applies the in-process fences of the policy in its ``hello``
 (:func:`confine`: Landlock, seccomp), then tries each forbidden act the policy names (:func:`prove`:
 connect to the gate's listeners, read its canaries, write outside its temp dir, signal and trace
 the oracle process) and reports what held in its first answer: candidate code, which has not run
-yet, cannot forge that answer. Everything after that is candidate-controlled, so the oracle trusts nothing the worker
-sends beyond plain values (the codec's by-value types) and exceptions it re-raises as data.
+yet, cannot forge that answer. Everything after that is candidate-controlled, so the oracle trusts nothing
+the worker sends beyond plain values (the codec's by-value types) and exceptions it re-raises as data, and
+answers a callback only with its object's protocol (:mod:`.proxy`, ``_Callbacks``).
+
+What plain pytest would see of the candidate's side effects travels with each answer: the warnings it
+raised (``w``), what it printed (``out``/``err``), the arguments it changed in place (``mut``), and the oracle
+references it dropped (``rel``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import enum
 import importlib
 import importlib.util
 import operator
 import os
+import pickle
+import random
 import sys
 import traceback
 import types
+import warnings
+import weakref
 from typing import Any
 
 from . import codec, landlock, probe, seccomp, sources
@@ -33,6 +47,12 @@ from . import codec, landlock, probe, seccomp, sources
 MAX_HANDLES = 1_000_000
 MAX_TEXT = 16_384  # characters of a message or repr sent back
 MAX_FRAMES = 40
+MAX_DEPTH = 64  # calls nested across the boundary (a callback calling candidate code calling back …)
+MAX_BATCH = 1024  # items one ``next`` request may take from an iterator
+BATCH_BYTES = 1 << 20  # a rough bound on the size of one batch's items
+MAX_OUTPUT = 1 << 20  # characters of stdout and of stderr forwarded with one answer
+MAX_WARNINGS = 100  # warnings forwarded with one answer
+MAX_RAISED = 64  # exceptions kept for the oracle to hand back to a candidate __exit__
 
 _BINARY: dict[str, Any] = {
     "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
@@ -41,36 +61,286 @@ _BINARY: dict[str, Any] = {
     "__lshift__": operator.lshift, "__rshift__": operator.rshift,
     "__radd__": lambda a, b: b + a, "__rsub__": lambda a, b: b - a, "__rmul__": lambda a, b: b * a,
     "__rtruediv__": lambda a, b: b / a, "__rfloordiv__": lambda a, b: b // a, "__rmod__": lambda a, b: b % a,
+    "__rpow__": lambda a, b: b ** a, "__rand__": lambda a, b: b & a, "__ror__": lambda a, b: b | a,
+    "__rxor__": lambda a, b: b ^ a, "__rlshift__": lambda a, b: b << a, "__rrshift__": lambda a, b: b >> a,
+    "__rmatmul__": lambda a, b: b @ a,
     "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
     "__gt__": operator.gt, "__ge__": operator.ge,
     "__getitem__": operator.getitem, "__delitem__": operator.delitem, "__contains__": operator.contains,
+    "__divmod__": divmod, "__rdivmod__": lambda a, b: divmod(b, a),
+    "__iadd__": operator.iadd, "__isub__": operator.isub, "__imul__": operator.imul, "__ior__": operator.ior,
+    "__iand__": operator.iand, "__ixor__": operator.ixor,
+    "__deepcopy__": lambda a, _memo: copy.deepcopy(a), "__round2__": round,
 }
 _UNARY: dict[str, Any] = {
-    "__len__": len, "__iter__": iter, "__next__": next, "__repr__": repr, "__str__": str, "__bool__": bool,
+    "__len__": len, "__iter__": iter, "__repr__": repr, "__str__": str, "__bool__": bool,
     "__int__": int, "__float__": float, "__index__": operator.index, "__neg__": operator.neg,
     "__pos__": operator.pos, "__abs__": abs, "__invert__": operator.invert, "__hash__": hash,
-    "__enter__": lambda o: o.__enter__(), "__reversed__": reversed,
+    "__enter__": lambda o: o.__enter__(), "__reversed__": reversed, "__length_hint__": operator.length_hint,
+    "__complex__": complex, "__round__": round, "__copy__": copy.copy, "__vars__": lambda o: dict(vars(o)),
+    "__pickle__": lambda o: pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL),
+    "__dir__": lambda o: sorted(str(n) for n in dir(o)),
 }
+
+
+class BoundaryFault(Exception):
+    """The oracle could not answer a callback (a value it cannot send back, a nesting too deep). The
+    oracle records it on its side too, so the candidate swallowing it changes nothing."""
+
+
+# --- oracle objects, held by reference ------------------------------------------------------------
+
+
+class OracleRef:
+    """An object of the oracle process (a callable, an iterator, a test's own instance …) handed to candidate
+    code. Each operation is a callback the oracle answers with its object's protocol only: a call for a
+    callable, ``next`` for an iterator, ``len``/``[]``/``in``/``iter`` for a container, the public
+    attributes of a test's own instance. The class of a reference (:func:`_ref_class`) has exactly the
+    special methods its object has, so ``callable()`` and ``isinstance(x, collections.abc.Iterator)``
+    answer as they would for the object itself."""
+
+    __slots__ = ("_vg_id", "_vg_worker", "_vg_info", "_vg_buffer", "_vg_drain", "_vg_iterated", "__weakref__")
+
+    def __init__(self, worker: Worker, rid: int, info: dict[str, Any]) -> None:
+        object.__setattr__(self, "_vg_id", rid)
+        object.__setattr__(self, "_vg_worker", worker)
+        object.__setattr__(self, "_vg_info", info)
+        object.__setattr__(self, "_vg_buffer", None)
+        object.__setattr__(self, "_vg_drain", False)
+        object.__setattr__(self, "_vg_iterated", False)
+
+    def _vg(self, do: str, *args: Any, **extra: Any) -> Any:
+        object.__setattr__(self, "_vg_iterated", False)
+        return self._vg_worker.callback(self._vg_id, do, list(args), extra)
+
+    def __repr__(self) -> str:
+        return str(self._vg("repr"))
+
+    def __str__(self) -> str:
+        return str(self._vg("str"))
+
+    def __eq__(self, other: Any) -> Any:
+        return self._vg("eq", other)
+
+    def __ne__(self, other: Any) -> Any:
+        return self._vg("ne", other)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._vg("lt", other)
+
+    def __le__(self, other: Any) -> Any:
+        return self._vg("le", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._vg("gt", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._vg("ge", other)
+
+    def __hash__(self) -> int:
+        value = self._vg("hash")
+        if type(value) is not int:
+            raise TypeError("__hash__ of an oracle object did not return an int")
+        return value
+
+    def __bool__(self) -> bool:
+        return bool(self._vg("bool"))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            # Never a private or special attribute (no __globals__, __code__, __self__, __class__ …):
+            # nothing of the oracle's modules, pytest or the plugin is reachable from here.
+            if name in ("__name__", "__qualname__", "__module__", "__doc__") and name in self._vg_info.get("n", {}):
+                return self._vg_info["n"][name]
+            raise AttributeError(f"an oracle object exposes no {name!r} across the isolation boundary")
+        return self._vg("getattr", name=name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            raise AttributeError(f"an oracle object's {name!r} cannot be set across the isolation boundary")
+        self._vg("setattr", value, name=name)
+
+    def __delattr__(self, name: str) -> None:
+        if name.startswith("_"):
+            raise AttributeError(f"an oracle object's {name!r} cannot be deleted across the isolation boundary")
+        self._vg("delattr", name=name)
+
+    def __dir__(self) -> list[str]:
+        return list(self._vg("dir"))
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._vg_worker.released.append(self._vg_id)
+
+
+def _call(self: OracleRef, *args: Any, **kwargs: Any) -> Any:
+    return self._vg_worker.callback(self._vg_id, "call", list(args), {"kw": kwargs})
+
+
+def _iter(self: OracleRef) -> Any:
+    result = self._vg("iter")
+    if result is self:
+        object.__setattr__(self, "_vg_iterated", True)  # a length hint right after: list() or tuple() drains
+    return result
+
+
+def _next(self: OracleRef) -> Any:
+    buffer = self._vg_buffer
+    if buffer:
+        item = buffer.pop()
+        if isinstance(item, _End):
+            raise item.exc
+        return item
+    drain = self._vg_drain
+    items, end = self._vg_worker.next_batch(self._vg_id, MAX_BATCH if drain else 1)
+    if end is not None:
+        items.append(_End(end))
+    if not items:
+        raise StopIteration
+    items.reverse()
+    object.__setattr__(self, "_vg_buffer", items)
+    return _next(self)
+
+
+class _End:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _length_hint(self: OracleRef) -> int:
+    # list(), tuple(), sorted(), str.join() and list.extend() ask for a length hint right after iter() and
+    # then take every item; nothing of the oracle runs between two of them, so the items may come in batches.
+    if self._vg_iterated:
+        object.__setattr__(self, "_vg_drain", True)
+    object.__setattr__(self, "_vg_iterated", False)
+    return 0
+
+
+_SPECIAL: dict[str, dict[str, Any]] = {
+    "call": {"__call__": _call},
+    "iter": {"__iter__": _iter},
+    "next": {"__next__": _next, "__length_hint__": _length_hint},
+    "len": {"__len__": lambda self: operator.index(self._vg("len"))},
+    "getitem": {"__getitem__": lambda self, key: self._vg("getitem", key)},
+    "setitem": {"__setitem__": lambda self, key, value: self._vg("setitem", key, value)},
+    "delitem": {"__delitem__": lambda self, key: self._vg("delitem", key)},
+    "contains": {"__contains__": lambda self, item: bool(self._vg("contains", item))},
+    "index": {"__index__": lambda self: operator.index(self._vg("index"))},
+    "int": {"__int__": lambda self: int(self._vg("int"))},
+    "float": {"__float__": lambda self: float(self._vg("float"))},
+    "enter": {"__enter__": lambda self: self._vg("enter"),
+              "__exit__": lambda self, *exc: self._vg("exit", exc[1] if len(exc) > 1 else None)},
+}
+_REF_CLASSES: dict[frozenset[str], type] = {}
+
+
+def _ref_class(caps: frozenset[str]) -> type:
+    """The :class:`OracleRef` class with the special methods of ``caps`` (cached)."""
+    cls = _REF_CLASSES.get(caps)
+    if cls is None:
+        ns: dict[str, Any] = {"__slots__": ()}
+        for cap in sorted(caps):
+            ns.update(_SPECIAL.get(cap, {}))
+        cls = _REF_CLASSES[caps] = type("OracleRef", (OracleRef,), ns)
+    return cls
+
+
+class _Globals(dict[str, Any]):
+    """The globals of a class the oracle subclassed from a candidate class, built here from the oracle's
+    source: a name the class's source uses is fetched from the oracle's module when first read."""
+
+    def __init__(self, worker: Worker, rid: int, names: list[str], module: str) -> None:
+        super().__init__({"__name__": module, "__builtins__": __builtins__})
+        self.worker, self.rid, self.names = worker, rid, frozenset(names)
+
+    def __missing__(self, name: str) -> Any:
+        if name not in self.names:
+            raise KeyError(name)
+        try:
+            value = self.worker.callback(self.rid, "global", [], {"name": name})
+        except NameError:
+            raise KeyError(name) from None
+        self[name] = value
+        return value
+
+
+# --- the worker ----------------------------------------------------------------------------------
+
+
+class _Output:
+    """``sys.stdout``/``sys.stderr`` of the worker: what candidate code prints, forwarded with the next answer
+    (the oracle writes it to its own, where pytest's ``capsys``/``capfd`` see it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.size, self.dropped = name, 0, 0
+        self.parts: list[str] = []
+        self.encoding, self.errors = "utf-8", "replace"
+
+    def write(self, text: Any) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.size + len(text) > MAX_OUTPUT:
+            self.dropped += len(text)
+        else:
+            self.parts.append(text)
+            self.size += len(text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n[verdict-gate: {self.dropped} more characters of the candidate's {self.name} were dropped]\n"
+        self.parts, self.size, self.dropped = [], 0, 0
+        return text
 
 
 class Worker:
-    """The request loop and the handle table (objects the oracle holds by id)."""
+    """The request loop, the handle table (candidate objects the oracle holds by id) and the oracle objects
+    this side holds by reference."""
 
     def __init__(self, reader: Any, wfd: int) -> None:
-        self.reader, self.wfd = reader, wfd  # requests come through reader (a codec.Reader), answers go to wfd
+        self.reader, self.wfd = reader, wfd  # frames come through reader (a codec.Reader), go to wfd
         self.handles: dict[int, Any] = {}
+        self.ids: dict[int, int] = {}  # id(object) → its handle id: one object, one handle, one identity
         self.next_id = 1
+        self.refs: weakref.WeakValueDictionary[int, OracleRef] = weakref.WeakValueDictionary()
+        self.released: list[int] = []
+        self.depth = 0
         self.called: tuple[list[Any], dict[str, Any]] | None = None
+        self.warned: list[list[Any]] = []
+        self.raised: dict[int, BaseException] = {}  # the last exceptions sent, by id (see exception())
+        self.out, self.err = _Output("stdout"), _Output("stderr")
 
     # -- encoding (worker → oracle) ---------------------------------------------------------------
 
     def _handle(self, obj: Any) -> int:
+        hid = self.ids.get(id(obj))
+        if hid is not None and self.handles.get(hid) is obj:
+            return hid
         if len(self.handles) >= MAX_HANDLES:
             raise codec.Unencodable(f"more than {MAX_HANDLES} live handles")
         hid = self.next_id
         self.next_id += 1
         self.handles[hid] = obj
+        self.ids[id(obj)] = hid
         return hid
+
+    def _release(self, hid: Any) -> None:
+        obj = self.handles.pop(hid, None)
+        if obj is not None and self.ids.get(id(obj)) == hid:
+            del self.ids[id(obj)]
 
     def _ref(self, obj: Any) -> list[str] | None:
         """``[module, qualname]`` when importing ``module`` and walking ``qualname`` gives ``obj`` back."""
@@ -88,6 +358,8 @@ class Worker:
 
     def _record(self, value: Any) -> Any:
         cls = type(value)
+        if isinstance(value, OracleRef):
+            return {"o": value._vg_id}
         if isinstance(value, type):
             if issubclass(value, BaseException):
                 return {"x": codec.mro_names(value)}
@@ -130,28 +402,57 @@ class Worker:
         if kind is not None:
             desc["rk"] = kind
             desc["f"] = self._field_names(cls, kind)
-            desc["init"], desc["cmp"] = self._field_flags(cls, kind, desc["f"])
+            desc["init"] = self._init_fields(cls, kind, desc["f"])
+        if isinstance(cls, type) and issubclass(cls, enum.Enum):
+            # Names that are aliases of another member (HIGH = "low" beside LOW = "low"): the oracle flags
+            # them, a candidate must not collapse cases the oracle tells apart.
+            desc["alias"] = sorted(n for n, m in cls.__members__.items() if m.name != n)[:1000]
         return desc
 
     @staticmethod
-    def _field_flags(cls: type, kind: str, names: list[str]) -> tuple[list[str], list[bool]]:
-        """The fields ``__init__`` takes, in order, and whether each takes part in ``==``."""
+    def _init_fields(cls: type, kind: str, names: list[str]) -> list[str]:
+        """The fields ``__init__`` takes, in order."""
         if kind == "dc":
-            fields = dataclasses.fields(cls)
-            return [f.name for f in fields if f.init], [bool(f.compare) for f in fields]
+            return [f.name for f in dataclasses.fields(cls) if f.init]
         if kind == "at":
-            attrs = cls.__attrs_attrs__  # type: ignore[attr-defined]
-            return [str(a.name) for a in attrs if a.init], [bool(getattr(a, "eq", True)) for a in attrs]
-        return list(names), [True] * len(names)
+            return [str(a.name) for a in cls.__attrs_attrs__ if a.init]  # type: ignore[attr-defined]
+        return list(names)
 
     def _fallback(self, obj: Any) -> Any:
         if isinstance(obj, type):
             return {"h": {"k": "cls", **self._class(obj)}}
+        t = type(obj)
+        if t in (list, dict, set, bytearray) and self.live:
+            return {"h": {"k": "live", "t": codec.mro_names(t), "id": self._handle(obj)}}
+        if hasattr(t, "__next__") and hasattr(t, "__iter__"):
+            # An iterator: the oracle may take its items in batches (list(), tuple() …, docs/design.md §8.1).
+            desc = {"k": "it", "t": codec.mro_names(t), "id": self._handle(obj)}
+            if t.__iter__ in _SELF_ITER:
+                desc["si"] = True  # iter() gives the object back: the oracle need not ask
+            if not hasattr(t, "__len__"):
+                desc["nl"] = True  # nor ask for a length it has not got (list() would, every time)
+            return {"h": desc}
         kind = "fn" if callable(obj) else "obj"
-        return {"h": {"k": kind, "t": codec.mro_names(type(obj)), "ref": self._ref(obj) if kind == "fn" else None,
-                      "id": self._handle(obj)}}
+        desc = {"k": kind, "t": codec.mro_names(t), "ref": self._ref(obj) if kind == "fn" else None,
+                "id": self._handle(obj)}
+        if kind == "fn":
+            names = {}
+            for attr in ("__name__", "__qualname__", "__module__"):
+                value = getattr(obj, attr, None)
+                if type(value) is str:
+                    names[attr] = value[:500]
+            desc["n"] = names
+        return {"h": desc}
 
-    def encode(self, value: Any) -> Any:
+    live = False  # whether a list/dict/set result is held live (an attribute read) or sent by value (a call)
+
+    def encode(self, value: Any, live: bool = False) -> Any:
+        if live and type(value) in (list, dict, set, bytearray):
+            self.live = True
+            try:
+                return self._fallback(value)
+            finally:
+                self.live = False
         return codec.encode(value, self._fallback, records=self._record)
 
     # -- decoding (oracle → worker) ---------------------------------------------------------------
@@ -167,9 +468,20 @@ class Worker:
         if tag == "h":
             if p.get("id") in self.handles:
                 return self.handles[p["id"]]
+            if p.get("id") in self.raised:  # an exception the oracle holds (its attributes, its __exit__)
+                return self.raised[p["id"]]
             if p.get("ref"):
                 return self._resolve_ref(p["ref"])
             raise codec.ProtocolError("a handle this worker does not hold (it was restarted?)")
+        if tag == "o":
+            rid = int(p["id"]) if isinstance(p, dict) else int(p)
+            ref = self.refs.get(rid)
+            if ref is None:
+                if not isinstance(p, dict):
+                    raise codec.ProtocolError("a reference to an oracle object this worker never received")
+                ref = _ref_class(frozenset(str(c) for c in p.get("c") or ()))(self, rid, p)
+                self.refs[rid] = ref
+            return ref
         if tag == "r":
             if p.get("h") in self.handles:
                 return self.handles[p["h"]]
@@ -189,28 +501,130 @@ class Worker:
     def decode(self, tree: Any) -> Any:
         return codec.decode(tree, self._make)
 
-    # -- requests ---------------------------------------------------------------------------------
+    # -- callbacks (worker → oracle) --------------------------------------------------------------
+
+    def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send ``message`` to the oracle and serve its requests until its answer comes."""
+        if self.depth >= MAX_DEPTH:
+            raise BoundaryFault(f"calls nested more than {MAX_DEPTH} deep across the isolation boundary")
+        if self.released:
+            message["rel"], self.released = self.released, []
+        self._attach(message)
+        codec.write_frame(self.wfd, message)
+        while True:
+            frame = self.reader.frame(cap=codec.MAX_MESSAGE)
+            if isinstance(frame, dict) and "op" in frame:
+                self.depth += 1
+                try:
+                    self.serve_one(frame)
+                finally:
+                    self.depth -= 1
+                continue
+            if not isinstance(frame, dict):
+                raise codec.ProtocolError("the oracle sent an answer of an unknown shape")
+            return frame
+
+    def callback(self, rid: int, do: str, args: list[Any], extra: dict[str, Any]) -> Any:
+        """Ask the oracle to apply ``do`` to its object ``rid`` (re-entrant); its answer, or its exception."""
+        message: dict[str, Any] = {"op": "cb", "obj": rid, "do": do, "args": self.encode(args)}
+        if "kw" in extra:
+            message["kw"] = [[k, self.encode(v)] for k, v in extra["kw"].items()]
+        if "name" in extra:
+            message["name"] = str(extra["name"])
+        answer = self._exchange(message)
+        return self._outcome(answer)
+
+    def next_batch(self, rid: int, n: int) -> tuple[list[Any], BaseException | None]:
+        """Up to ``n`` items of the oracle iterator ``rid`` and how it ended (``StopIteration`` or its
+        exception) when it ended within them."""
+        answer = self._exchange({"op": "cb", "obj": rid, "do": "next", "args": [], "n": n})
+        if "fail" in answer:
+            raise BoundaryFault(str(answer["fail"])[:MAX_TEXT])
+        if "raise" in answer and "ok" not in answer:
+            return [], self._exception(answer["raise"])
+        items = list(self.decode(answer.get("ok") or []))
+        end: BaseException | None = None
+        if answer.get("end"):
+            end = StopIteration()
+        elif "then" in answer:
+            end = self._exception(answer["then"])
+        return items, end
+
+    def _outcome(self, answer: dict[str, Any]) -> Any:
+        if "ok" in answer:
+            return self.decode(answer["ok"])
+        if "raise" in answer:
+            raise self._exception(answer["raise"])
+        raise BoundaryFault(str(answer.get("fail", "the oracle sent an answer of an unknown shape"))[:MAX_TEXT])
+
+    _MIRRORS: dict[tuple[tuple[str, str], ...], type] = {}
+
+    def _exception(self, body: dict[str, Any]) -> BaseException:
+        """The oracle's exception (raised by a callback) as an exception of this process: a builtin class as
+        itself, any other class as a local class named and ranked like the oracle's; it carries the oracle
+        object's id, so that if it propagates back out of candidate code the oracle raises its own object."""
+        names = tuple((str(m), str(q)) for m, q in body.get("t") or [["builtins", "Exception"]])
+        cls = self._mirror(names)
+        args = body.get("args")
+        try:
+            exc = cls(*self.decode(args)) if isinstance(args, dict) else cls(str(body.get("msg", "")))
+        except Exception:
+            exc = cls(str(body.get("msg", "")))
+        with contextlib.suppress(Exception):
+            exc._vg_oracle = body.get("o")
+        return exc
+
+    def _mirror(self, names: tuple[tuple[str, str], ...]) -> type:
+        import builtins
+
+        for module, qualname in names:
+            if module == "builtins":
+                found = getattr(builtins, qualname, None)
+                if isinstance(found, type) and issubclass(found, BaseException) and (module, qualname) == names[0]:
+                    return found
+        key = names[:8]
+        cls = self._MIRRORS.get(key)
+        if cls is None:
+            base: type = Exception
+            for module, qualname in reversed(names):
+                found = getattr(builtins, qualname, None) if module == "builtins" else None
+                if isinstance(found, type) and issubclass(found, BaseException):
+                    base = found if issubclass(found, base) else base
+            module, qualname = names[0]
+            cls = type(qualname.rsplit(".", 1)[-1], (base,), {"__module__": module, "__qualname__": qualname})
+            self._MIRRORS[key] = cls
+        return cls
+
+    # -- requests (oracle → worker) ---------------------------------------------------------------
 
     def _target(self, req: dict[str, Any]) -> Any:
         return self._make("h", req["obj"])
 
     def handle(self, req: dict[str, Any]) -> Any:
         for hid in req.get("rel") or ():
-            self.handles.pop(hid, None)
+            self._release(hid)
+        rnd = req.get("rnd")
+        if rnd is not None:
+            self._random(rnd)
         op = req.get("op")
         if op == "import":
             module = importlib.import_module(req["mod"])
             return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or "")}
         if op == "getattr":
-            return getattr(self._target(req), req["name"])
+            return _Live(getattr(self._target(req), req["name"]))
         if op == "setattr":
             setattr(self._target(req), req["name"], self.decode(req["value"]))
+            return None
+        if op == "delattr":
+            delattr(self._target(req), req["name"])
             return None
         if op == "call":
             args = self.decode(req.get("args") or [])
             kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
             self.called = (args, kwargs)
             return self._target(req)(*args, **kwargs)
+        if op == "next":
+            return self._batch(self._target(req), min(max(int(req.get("n") or 1), 1), MAX_BATCH))
         if op == "dunder":
             name = req["name"]
             obj = self._target(req)
@@ -223,13 +637,70 @@ class Worker:
                 obj[key] = value
                 return None
             if name == "__exit__":
-                return obj.__exit__(None, None, None)
+                return self._exit(obj, req.get("exc"))
+            if name == "__format__":
+                return format(obj, self.decode(req["arg"]))
             raise codec.ProtocolError(f"unsupported operation {name!r}")
+        if op == "unpickle":
+            return pickle.loads(self.decode(req["arg"]))  # noqa: S301 - candidate bytes, in the candidate's process
+        if op == "subclass":
+            return self._subclass(req)
         if op == "dir":
             return sorted(str(n) for n in dir(self._target(req)))
         if op == "ping":
             return None
         raise codec.ProtocolError(f"unknown op {op!r}")
+
+    def _exit(self, obj: Any, exc: Any) -> Any:
+        """``obj.__exit__`` with the exception the oracle's ``with`` body raised (``None``: it ended normally):
+        a candidate exception goes back as itself, the oracle's own as a mirror. The oracle decides what the
+        answer may do (it never lets it suppress an exception its own code raised)."""
+        if exc is None:
+            return obj.__exit__(None, None, None)
+        error = self.raised.get(exc["h"]) if isinstance(exc, dict) and type(exc.get("h")) is int else None
+        if not isinstance(error, BaseException):
+            error = self._exception(exc)
+        return obj.__exit__(type(error), error, error.__traceback__)
+
+    def _batch(self, it: Any, n: int) -> _Batch:
+        items: list[Any] = []
+        size = 0
+        for _ in range(n):
+            try:
+                item = next(it)
+            except StopIteration:
+                return _Batch(items, end=True)
+            except BaseException as exc:  # after the items before it, as plain iteration would
+                return _Batch(items, exc=exc)
+            items.append(item)
+            t = type(item)
+            size += len(item) if t is str or t is bytes else 64
+            if size > BATCH_BYTES:
+                break
+        return _Batch(items)
+
+    def _subclass(self, req: dict[str, Any]) -> type:
+        """Build the oracle's subclass of a candidate class here, from the oracle's source (docs/design.md
+        §8.1 "Subclasses"): its instances live beside their base class; the oracle holds handles."""
+        name, qualname, module = str(req["name"]), str(req["qualname"]), str(req["module"])
+        namespace = _Globals(self, int(req["globals"]), [str(n) for n in req.get("names") or []], module)
+        code = compile(str(req["src"]), str(req["file"]), "exec")
+        exec(code, namespace)  # noqa: S102 - the oracle's own class statement, run in the sandbox
+        cls = namespace[name]
+        if not isinstance(cls, type):
+            raise TypeError(f"the class statement of {qualname} did not make a class")
+        with contextlib.suppress(AttributeError, TypeError):
+            cls.__qualname__ = qualname
+        return cls
+
+    def _random(self, rnd: Any) -> None:
+        """The oracle seeded its ``random`` (a test's ``random.seed(...)``, Hypothesis's seeding): seed this
+        process's the same way, so candidate code that draws from ``random`` draws what it would have."""
+        kind, value = rnd[0], self.decode(rnd[1])
+        if kind == "seed":
+            random.seed(value)
+        elif kind == "state":
+            random.setstate(value)
 
     def _mutables(self, args: list[Any], kwargs: dict[str, Any]) -> list[list[Any]]:
         """``[[position or name, value], …]`` of the mutable by-value arguments of the last call: the
@@ -252,7 +723,68 @@ class Worker:
             message = str(exc)[:MAX_TEXT]
         except Exception as inner:
             message = f"<str() of the exception raised {type(inner).__name__}>"
-        return {"t": codec.mro_names(type(exc)), "args": args, "msg": message, "tb": frames[-MAX_FRAMES:]}
+        body = {"t": codec.mro_names(type(exc)), "args": args, "msg": message, "tb": frames[-MAX_FRAMES:]}
+        oracle = getattr(exc, "_vg_oracle", None)
+        if type(oracle) is int:
+            body["o"] = oracle
+        # The oracle may hand it back (a `with` body's exception, to a candidate __exit__): the last few
+        # are kept (exceptions cannot be weakly referenced, so no finalizer could release them).
+        eid = self.next_id
+        self.next_id += 1
+        self.raised[eid] = exc
+        if len(self.raised) > MAX_RAISED:
+            del self.raised[next(iter(self.raised))]
+        body["h"] = eid
+        return body
+
+    def _warning(self, message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                 line: Any = None) -> None:
+        """``warnings.showwarning`` of the worker: every warning is kept for the oracle, which raises it again
+        through its own filters (``pytest.warns``, ``-W error``)."""
+        if len(self.warned) < MAX_WARNINGS:
+            with contextlib.suppress(Exception):
+                self.warned.append([codec.mro_names(category), str(message)[:MAX_TEXT], str(filename), int(lineno)])
+
+    def _attach(self, answer: dict[str, Any]) -> None:
+        """What plain pytest would have seen of the candidate's side effects since the last frame."""
+        if self.warned:
+            answer["w"], self.warned = self.warned, []
+        if self.out.parts or self.out.dropped:
+            answer["out"] = self.out.take()
+        if self.err.parts or self.err.dropped:
+            answer["err"] = self.err.take()
+
+    def serve_one(self, req: dict[str, Any]) -> None:
+        self.called = None
+        answer: dict[str, Any]
+        try:
+            value = self.handle(req)
+            if isinstance(value, _Batch):
+                answer = {"ok": [self.encode(v) for v in value.items]}
+                if value.end:
+                    answer["end"] = True
+                elif value.exc is not None:
+                    answer["then"] = self.exception(value.exc)
+            else:
+                answer = {"ok": self.encode(value.value, live=True) if isinstance(value, _Live)
+                          else self.encode(value)}
+            if self.called is not None:  # arguments changed in place travel back (lists, dicts, sets …)
+                changed = self._mutables(*self.called)
+                if changed:
+                    answer["mut"] = changed
+        except codec.ProtocolError as exc:
+            answer = {"fail": str(exc)}
+        except codec.Unencodable as exc:
+            answer = {"fail": f"the result cannot cross the isolation boundary: {exc}"}
+        except BaseException as exc:  # the candidate's exception, SystemExit included
+            answer = {"raise": self.exception(exc)}
+        if self.released:
+            answer["rel"], self.released = self.released, []
+        self._attach(answer)
+        try:
+            codec.write_frame(self.wfd, answer)
+        except (TypeError, ValueError) as exc:
+            codec.write_frame(self.wfd, {"fail": f"the result cannot be encoded ({exc})"})
 
     def serve(self) -> None:
         while True:
@@ -260,24 +792,49 @@ class Worker:
                 req = self.reader.frame(cap=codec.MAX_MESSAGE)
             except codec.ProtocolError:
                 return  # the oracle is gone, or spoke nonsense: nothing to answer
-            self.called = None
-            try:
-                value = self.handle(req)
-                answer: dict[str, Any] = {"ok": self.encode(value)}
-                if self.called is not None:  # arguments changed in place travel back (lists, dicts, sets …)
-                    changed = self._mutables(*self.called)
-                    if changed:
-                        answer["mut"] = changed
-            except codec.ProtocolError as exc:
-                answer = {"fail": str(exc)}
-            except codec.Unencodable as exc:
-                answer = {"fail": f"the result cannot cross the isolation boundary: {exc}"}
-            except BaseException as exc:  # the candidate's exception, SystemExit included
-                answer = {"raise": self.exception(exc)}
-            try:
-                codec.write_frame(self.wfd, answer)
-            except (TypeError, ValueError) as exc:
-                codec.write_frame(self.wfd, {"fail": f"the result cannot be encoded ({exc})"})
+            if not isinstance(req, dict):
+                return
+            self.serve_one(req)
+
+
+class _Live:
+    """An attribute's value: a list, dict or set read from a module or an object is held live (the oracle's
+    ``mod.TABLE.add(x)`` changes the candidate's own set), anything else crosses as usual."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Batch:
+    __slots__ = ("items", "end", "exc")
+
+    def __init__(self, items: list[Any], end: bool = False, exc: BaseException | None = None) -> None:
+        self.items, self.end, self.exc = items, end, exc
+
+
+def _self_iters() -> frozenset[Any]:
+    """``__iter__`` of the iterator types whose ``iter()`` is the object itself (generators, the builtins')."""
+
+    def gen() -> Any:
+        yield 1
+
+    kinds: list[Any] = [
+        type(gen()), type(iter([])), type(iter(())), type(iter(range(1))), type(iter("")), type(iter({})),
+        type(iter(set())), type(iter({}.values())), type(iter({}.items())), type(iter(b"")), type(map(len, [])),
+        type(filter(None, [])), type(zip()), type(enumerate([])), type(reversed([]))]
+    import itertools
+
+    kinds += [itertools.count, itertools.islice, itertools.chain, itertools.cycle, itertools.repeat,
+              itertools.accumulate, itertools.groupby, itertools.starmap, itertools.takewhile,
+              itertools.dropwhile, itertools.zip_longest, itertools.product, itertools.permutations,
+              itertools.combinations, itertools.compress, itertools.filterfalse, itertools.pairwise,
+              type(itertools.tee(())[0])]
+    return frozenset(k.__iter__ for k in kinds)
+
+
+_SELF_ITER = _self_iters()
 
 
 def confine(policy: dict[str, Any]) -> dict[str, Any]:
@@ -371,7 +928,10 @@ def main(argv: list[str]) -> int:
     sys.path[at:at] = python_path
     if hello.get("cwd"):
         os.chdir(hello["cwd"])
+    # What candidate code prints and warns goes to the oracle with each answer (pytest's capsys, pytest.warns).
+    sys.stdout, sys.stderr = worker.out, worker.err
+    warnings.simplefilter("always")
+    warnings.showwarning = worker._warning
     codec.write_frame(wfd, {"ok": {"pid": os.getpid(), **report}})
     worker.serve()
     return 0
-

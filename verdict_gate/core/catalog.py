@@ -203,7 +203,9 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
             mutates_fixture=raw.get("mutates_fixture", False),
             seed=raw.get("seed", seed) if kind == "property" else None,
             timeout=float(raw.get("timeout", DEFAULT_TIMEOUT_S)),
-            fold_digits=raw.get("fold_digits", True),
+            # A plain test's failure has no counterexample: the digits of its message (`assert 4 == 5`)
+            # are what tells one wrong answer from another, so an example keeps them by default.
+            fold_digits=raw.get("fold_digits", kind == "property"),
             isolation=raw.get("isolation", data.get("isolation", "sandbox")),
             fresh_examples=raw.get("fresh_examples", data.get("fresh_examples", 100)) if kind == "property" else 0,
         ))

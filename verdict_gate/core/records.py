@@ -92,6 +92,8 @@ class RunRecord:
     fresh_seed: int | None = None
     fresh_log: tuple[Example, ...] | None = None
     output_tail: str | None = None
+    inputs_changed: int = 0
+    boundary: tuple[tuple[str, str], ...] = ()  # (message, where): limits of the isolation boundary met
 
     @property
     def failed(self) -> bool:
@@ -107,7 +109,7 @@ class RunRecord:
             isolation_method=str(self.isolation.get("method", "unknown")),
             isolation_why=str(self.isolation.get("why", "")),
             failures=tuple(f.ref() for f in self.failures), example_log=self.example_log,
-            fresh_log=self.fresh_log,
+            fresh_log=self.fresh_log, boundary=tuple(f"{m} (at {w})" if w else m for m, w in self.boundary),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -125,7 +127,31 @@ class RunRecord:
             "fresh_seed": self.fresh_seed,
             "fresh_log": examples_json(self.fresh_log),
             "output_tail": self.output_tail,
+            "inputs_changed": self.inputs_changed,
+            "boundary": [{"message": m, "where": w} for m, w in self.boundary],
         }
+
+
+def _boundary_of(raw: Mapping[str, Any], failures: Sequence[FailureRecord]) -> tuple[tuple[str, str], ...]:
+    """The boundary limits a run met: those the plugin recorded out of band, and every failure raised by the
+    boundary itself (a ``NotCrossable`` that reached pytest)."""
+    found = [(str(b.get("message", ""))[:2000], str(b.get("where", ""))[:500])
+             for b in raw.get("boundary") or [] if isinstance(b, Mapping)]
+    for f in failures:
+        if f.signature_parts.get("origin") == "boundary":
+            frame = f.traceback[-1] if f.traceback else None
+            found.append((f"{f.exc_type}: {f.message}"[:2000], f"{frame.path}:{frame.line}" if frame else ""))
+    return tuple(dict.fromkeys(found))[:50]
+
+
+def _origin(raw: Any) -> str:
+    """The failure's ``origin`` as the plugin reported it; ``runner`` for a record the runner wrote (a lost
+    process), ``boundary`` for anything malformed (never the candidate's: docs/design.md §8.1)."""
+    if raw is None:
+        return "runner"
+    if isinstance(raw, str) and (raw in ("oracle", "boundary", "candidate") or raw.startswith("candidate:")):
+        return raw[:1000]
+    return "boundary"
 
 
 def _tmp_free(text: str, tmp_paths: Sequence[str]) -> str:
@@ -154,7 +180,8 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
             f_node = f.get("node") or node
             sig = make_signature(prop_id=prop.id, node=f_node, seed=raw.get("seed"),
                                  exc_type=f.get("exc_type") or "builtins.Exception", message=f.get("message") or "",
-                                 counterexample=f.get("counterexample"), tmp_paths=tmp_paths,
+                                 counterexample=f.get("counterexample"), origin=_origin(f.get("origin")),
+                                 tmp_paths=tmp_paths,
                                  fold_digits=prop.fold_digits)
             by_sig.setdefault(sig.value, FailureRecord(
                 node=f_node, exc_type=f.get("exc_type") or "builtins.Exception",
@@ -178,6 +205,8 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
         fresh_seed=raw.get("fresh_seed") if isinstance(raw.get("fresh_seed"), int) else None,
         fresh_log=examples_of(raw.get("fresh_log")),
         output_tail=raw.get("output_tail") if isinstance(raw.get("output_tail"), str) else None,
+        inputs_changed=raw["inputs_changed"] if type(raw.get("inputs_changed")) is int else 0,
+        boundary=_boundary_of(raw, failures),
     )
 
 
@@ -302,6 +331,8 @@ def run_record_from_json(raw: Mapping[str, Any], where: str) -> RunRecord:
         signature_parts=raw["signature_parts"], isolation=dict(raw["isolation"]), failures=failures,
         example_log=examples_of(raw.get("example_log")), fresh_seed=raw.get("fresh_seed"),
         fresh_log=examples_of(raw.get("fresh_log")), output_tail=raw.get("output_tail"),
+        inputs_changed=raw.get("inputs_changed", 0),
+        boundary=tuple((str(b["message"]), str(b["where"])) for b in raw.get("boundary") or []),
     )
 
 

@@ -1,7 +1,15 @@
-"""Failure signatures, ``sig-v1`` (docs/design.md §5). Pure: no environment, clock or I/O.
+"""Failure signatures, ``sig-v2`` (docs/design.md §5). Pure: no environment, clock or I/O.
 
 A signature is ``"sha256:" + hex(sha256(canonical_json(parts)))``. The parts are kept
 beside it so that a mismatch can name which part differs.
+
+``sig-v2`` adds ``origin``, where the exception was raised: ``oracle`` (the property's own code,
+e.g. its ``assert``), ``candidate:PATH:FUNCTION`` (the candidate's code, by its deepest frame in the
+repository), ``candidate`` (the candidate's code, no frame in the repository), ``boundary`` (the gate's
+isolation boundary: never a candidate failure) or ``runner`` (a lost process). Under ``sig-v1`` an
+exception the candidate raised with an oracle assertion's type and message signed exactly like the
+oracle's own failed ``assert``; a ``sig-v1`` freeze matches no ``sig-v2`` failure, so it forgives nothing
+until it is recorded again.
 """
 
 from __future__ import annotations
@@ -13,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ALGORITHM = "sig-v1"
-PART_NAMES = ("algorithm", "prop_id", "node", "seed", "exc_type", "message_digest", "counterexample")
+ALGORITHM = "sig-v2"
+PART_NAMES = ("algorithm", "prop_id", "node", "seed", "exc_type", "message_digest", "counterexample", "origin")
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _DIGITS = re.compile(r"[0-9]+")
@@ -74,10 +82,11 @@ def make_signature(
     exc_type: str,
     message: str,
     counterexample: Any,
+    origin: str = "oracle",
     tmp_paths: Iterable[str] = (),
     fold_digits: bool = True,
 ) -> Signature:
-    """Build the ``sig-v1`` signature of one failure.
+    """Build the ``sig-v2`` signature of one failure.
 
     Args:
         prop_id: catalog id, e.g. ``prop.order_total``.
@@ -86,6 +95,7 @@ def make_signature(
         exc_type: qualified exception type, e.g. ``builtins.AssertionError``.
         message: the raw message; normalised with :func:`normalize_message`.
         counterexample: the minimised input as a JSON value, or ``None``.
+        origin: where the exception was raised (see the module docstring).
     Raises:
         TypeError, ValueError: when ``counterexample`` is not a JSON value.
     """
@@ -97,6 +107,7 @@ def make_signature(
         "exc_type": exc_type,
         "message_digest": message_digest(normalize_message(message, tmp_paths, fold_digits)),
         "counterexample": None if counterexample is None else canonical_json(counterexample),
+        "origin": origin,
     }
     return Signature(value=signature_of(parts), parts=parts)
 

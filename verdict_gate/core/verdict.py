@@ -63,6 +63,7 @@ class Example:
     digest: str
     held: bool
     input: Any = None
+    unmatched: bool = False  # a failing fresh example the base replay never drew (see _unmatched)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class RunResult:
         isolation_asked: the level the catalog asks for (``sandbox``, ``process`` or ``none``).
         isolation_level: the level the property ran at; ``isolation_method`` how (``unavailable``
             when the host could not give the level asked for; ``isolation_why`` then says why).
+        boundary: the limits of the isolation boundary the run met (a value or an operation that could
+            not cross, with the oracle line): the run shows nothing about the candidate (V17).
     """
 
     status: str
@@ -99,6 +102,7 @@ class RunResult:
     failures: tuple[FailureRef, ...] = ()
     example_log: tuple[Example, ...] | None = None
     fresh_log: tuple[Example, ...] | None = None
+    boundary: tuple[str, ...] = ()
 
     def failure_set(self) -> tuple[FailureRef, ...]:
         """Every failure of the run; a run recorded with one signature only is a set of one."""
@@ -206,6 +210,14 @@ def decide(
         return _fail("isolation_unavailable", f"this host could not give the isolation level "
                      f"{run.isolation_asked!r} the catalog asks for: {run.isolation_why or 'no reason given'}; "
                      "`verdict-gate doctor` shows what it can give")
+    if run.boundary:
+        # What the boundary could not carry is the gate's failure, never the candidate's (docs/design.md
+        # §8.1): a pass may be hollow, a failure may be an artifact, and neither may be frozen.
+        return _fail("isolation_unavailable", "the isolation boundary could not carry this property: "
+                     + "; ".join(run.boundary[:3]) + (f"; and {len(run.boundary) - 3} more" if len(run.boundary) > 3
+                                                       else "")
+                     + "; fix: set `isolation: none` for this property in the catalog, or change the property "
+                       "(`verdict-gate check` shows each line)")
     if ISOLATION_RANK.get(run.isolation_level, -1) < ISOLATION_RANK.get(run.isolation_asked, 2):
         return _fail("isolation_unavailable", f"the catalog asks for isolation {run.isolation_asked!r}, but the "
                      f"property ran only at {run.isolation_level!r} ({run.isolation_method}); "
@@ -226,7 +238,8 @@ def decide(
     # Fresh examples count only differentially (docs/design.md §8.3): one that fails here and held
     # on the base is a regression, whatever the recorded seed showed.
     # (The base's own fixtures are the base's behaviour: no digest filter here.)
-    fresh = _regressions(run.fresh_log, [r.fresh_log for r in replay if r.base_revision == base_revision])
+    base_fresh = [r.fresh_log for r in replay if r.base_revision == base_revision]
+    fresh = _regressions(run.fresh_log, base_fresh) + _unmatched(run.fresh_log, base_fresh)
     if run.status == "pass":
         notes = ("freeze_stale",) if freezes else ()
         if fresh:
@@ -314,11 +327,24 @@ def _regressions(log: Sequence[Example] | None, base_logs: Sequence[tuple[Exampl
     return found
 
 
+def _unmatched(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example, ...] | None]) -> list[Example]:
+    """The failing fresh examples of ``log`` the base replay never drew (neither held nor failed there): they
+    cannot be shown to be old failures, so they count as new (fail closed, docs/design.md §8.3)."""
+    if not log:
+        return []
+    drawn = {e.digest for base in base_logs if base for e in base}
+    return [Example(e.digest, False, e.input, unmatched=True) for e in log
+            if not e.held and e.digest != STOPPED and e.digest not in drawn]
+
+
 def _regression_detail(found: Sequence[Example], what: str) -> str:
     if found[0].digest == STOPPED:
         return f"{found[0].input} (on the candidate only: not every example could be compared)"
     shown = str(found[0].input) if found[0].input is not None else "(input not kept)"
     shown = shown if len(shown) <= 300 else shown[:300] + "…"
+    if found[0].unmatched:
+        return (f"{what} fails on the candidate and was not drawn on the base revision, so it cannot be shown to "
+                f"fail there too: {shown}")
     return f"{what} that held on the base revision fails on the candidate: {shown}"
 
 

@@ -45,6 +45,15 @@ def freeze(base_sig_path: Path, prop_id: str, ledger_path: Path, *, reason: str,
                         f"shows {prop_id!r} {rec['status']} on {rec['base_revision'][:12]}: "
                         "there is no failure to freeze",
                         "freeze only a failure the base replay reproduced; a passing property needs no freeze")
+    limits = [f for f in rec.get("failures") or [] if (f.get("signature_parts") or {}).get("origin") == "boundary"]
+    if limits:
+        # A failure the isolation boundary caused is the gate's, not the project's: freezing it would
+        # forbid the real fix for as long as the freeze lives (docs/design.md §8.1).
+        raise GateError("base.sig.json", str(base_sig_path),
+                        f"shows {prop_id!r} failing because of the isolation boundary, not the code: "
+                        f"{limits[0]['exc_type']}: {str(limits[0]['message'])[:300]}",
+                        "this cannot be frozen; `verdict-gate check` names the line and the catalog switch "
+                        "(`isolation: none` for this property)")
     if ledger_path.exists():
         text = read_utf8(ledger_path, "freeze ledger", "pass the pack's freeze_ledger.json")
     elif ledger_path.parent.is_dir():

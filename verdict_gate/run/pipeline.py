@@ -498,9 +498,7 @@ def fresh_replay(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch:
                     f"--only-id {pid} --out base.sig.json "
                     f"&& verdict-gate freeze --base-sig base.sig.json --id {pid} --reason \"…\" "
                     f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
-            else:
-                ev.notices.append(f"{pid}: a fresh example (fresh seed {r.fresh_seed}) that fails on the candidate "
-                                  f"was not drawn on the base revision: {shown}")
+            # Not drawn on the base at all: the verdict fails closed (core.verdict, new_failing_examples).
             break
 
 

@@ -1,0 +1,507 @@
+"""Symmetric references across the isolation boundary (docs/design.md §8.1, "Who answers what").
+
+Each test starts a real candidate worker (bubblewrap where the host allows it) over a candidate module
+written to a temp dir and talks to it through the client the pytest plugin uses: oracle objects go to
+the worker by reference and are called back, candidate iterators come back in batches where nothing of
+the oracle runs between two items, what plain pytest sees of the candidate (warnings, output, seeded
+``random``, ``SystemExit``) arrives as itself, and the oracle keeps its own control flow.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import itertools
+import pickle
+import random
+import sys
+import textwrap
+import types
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verdict_gate.boundary import proxy, sandbox
+
+CANDIDATE = '''
+import contextlib, dataclasses, enum, random, sys, warnings
+
+def echo(value):
+    return value
+
+def apply(f, *args, **kwargs):
+    return f(*args, **kwargs)
+
+def sort_by(items, key):
+    return sorted(items, key=key)
+
+def take(iterator, n):
+    return [next(iterator) for _ in range(n)]
+
+def consume(iterable):
+    return list(iterable)
+
+def count_up(n):
+    yield from range(n)
+
+def count_then_raise(n):
+    yield from range(n)
+    raise ValueError(f"after {n}")
+
+def nested(outer, inner):
+    return outer(lambda x: inner(x) + 1)
+
+def swallow(f):
+    try:
+        f()
+    except BaseException:
+        return "swallowed"
+
+class Guard:
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return True  # suppresses whatever the body raised
+
+def fails():
+    raise KeyError("the candidate's")
+
+def warn(message):
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    return 1
+
+class CustomWarning(UserWarning):
+    pass
+
+def warn_custom():
+    warnings.warn("custom", CustomWarning)
+    return 2
+
+def shout(text):
+    print(text)
+    print("err:" + text, file=sys.stderr)
+    return len(text)
+
+def draw():
+    return random.random()
+
+def stop():
+    raise StopIteration("not from __next__")
+
+def leave(code):
+    sys.exit(code)
+
+def interrupt():
+    raise KeyboardInterrupt("stop")
+
+class Coded(Exception):
+    def __init__(self, code):
+        super().__init__(f"code {code}")
+        self.code = code
+
+def raise_coded(code):
+    raise Coded(code)
+
+class Base:
+    def __init__(self, x):
+        self.x = x
+    def double(self):
+        return 2 * self.x
+    def hook(self):
+        return "base"
+    def call_hook(self):
+        return self.hook()
+
+class Level(enum.Enum):
+    LOW = "low"
+    HIGH = "low"
+    MID = "mid"
+
+class Size(enum.IntEnum):
+    SMALL = 1
+
+@dataclasses.dataclass(frozen=True)
+class Money:
+    cents: int
+    currency: str = dataclasses.field(compare=False)
+
+class _Cheap:
+    pass
+
+@dataclasses.dataclass(frozen=True)
+class Price:
+    cents: int
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(_Counterfeit)
+
+@dataclasses.dataclass(frozen=True)
+class _Counterfeit(Price):
+    def __eq__(self, other):
+        return True
+
+TABLE = {"a": 1}
+NAMES = {"x"}
+
+def table():
+    return dict(TABLE)
+
+def hook_value():
+    return 1
+
+def call_hook_value():
+    return hook_value()
+
+class Thing:
+    pass
+
+THING = Thing()
+
+def the_thing():
+    return THING
+
+def peek(obj, name):
+    return getattr(obj, name)
+
+def forge(ref, do, name):
+    """What a hostile worker can ask about an oracle object it holds: anything the worker-side
+    proxy would refuse, asked of the oracle directly."""
+    try:
+        return ["answered", repr(ref._vg_worker.callback(ref._vg_id, do, [], {"name": name}))[:200]]
+    except BaseException as exc:
+        return ["refused", type(exc).__name__]
+'''
+
+STAR = '''
+__all__ = ["sum", "len", "apply", "answer"]
+
+def sum(xs):
+    return 42
+
+def len(xs):
+    return 42
+
+def apply(f):
+    return "candidate"
+
+answer = 7
+'''
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("refs") / "tree"
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("")
+    (root / "src" / "calc" / "lib.py").write_text(textwrap.dedent(CANDIDATE))
+    (root / "src" / "calc" / "star.py").write_text(textwrap.dedent(STAR))
+    return root
+
+
+def _module(client: proxy.Client, name: str) -> Any:
+    client.request({"op": "import", "mod": name})
+    module = proxy.ProxyModule(name)
+    module.__dict__["_vg_client"] = client
+    return module
+
+
+@pytest.fixture
+def client(tree: Path, tmp_path: Path) -> Any:
+    try:
+        sandbox.method("sandbox")
+    except sandbox.Unavailable as exc:  # the host cannot give it; a worker that fails to start is a failure
+        pytest.skip(f"no sandbox here: {exc}")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    client = proxy.Client("sandbox", [str(tree / "src")], str(tree), scratch=str(scratch))
+    client.oracle_roots = [str(Path(__file__).parent) + "/"]  # this file plays the pack
+    client.start()
+    seed, setstate = proxy._follow_random(client)
+    yield client
+    random.seed, random.setstate = seed, setstate
+    client.close()
+
+
+@pytest.fixture
+def lib(client: proxy.Client) -> Any:
+    return _module(client, "calc.lib")
+
+
+def _count_round_trips(client: proxy.Client) -> list[int]:
+    """Count the frames the oracle writes (requests and callback answers)."""
+    counter = [0]
+    exchange = client._exchange
+
+    def counting(message: dict[str, Any]) -> dict[str, Any]:
+        counter[0] += 1
+        return exchange(message)
+
+    client._exchange = counting  # type: ignore[method-assign]
+    return counter
+
+
+# --- callbacks -------------------------------------------------------------------------------------------
+
+
+def test_oracle_callables_are_called_back_in_the_oracle_process(lib: Any) -> None:
+    seen: list[int] = []
+
+    def record(x: int) -> int:
+        seen.append(x)  # runs here: the oracle's own list changes
+        return x * 2
+
+    assert lib.apply(record, 21) == 42 and seen == [21]
+    assert lib.sort_by([3, 1, 2], key=lambda v: -v) == [3, 2, 1]
+    assert lib.sort_by(["b", "A", "c"], key=str.lower) == ["A", "b", "c"]  # the standard library's: by name
+    assert lib.echo(record) is record  # the same object comes back
+
+
+def test_callbacks_are_re_entrant(lib: Any) -> None:
+    # oracle → candidate → oracle callback → candidate again → oracle callback
+    def inner(x):
+        return (lib.apply(lambda y: y + 100, x))
+    assert lib.nested(lambda cb: cb(1) * 10, inner) == 1020
+
+
+def test_an_exception_an_oracle_callback_raises_comes_back_as_itself(lib: Any) -> None:
+    error = ZeroDivisionError("the oracle's")
+
+    def boom() -> None:
+        raise error
+
+    with pytest.raises(ZeroDivisionError) as info:
+        lib.apply(boom)
+    assert info.value is error
+
+
+def test_an_assertion_the_candidate_swallows_is_raised_at_the_call(lib: Any) -> None:
+    def check() -> None:
+        raise AssertionError("the oracle says no")
+
+    with pytest.raises(AssertionError, match="the oracle says no"):
+        lib.swallow(check)  # candidate code caught it; the oracle's judgement stands
+
+
+def test_an_oracle_iterator_is_taken_one_item_at_a_time(lib: Any) -> None:
+    it = iter([1, 2, 3, 4])
+    assert lib.take(it, 2) == [1, 2]
+    assert next(it) == 3  # the candidate took exactly two
+    pulled: list[int] = []
+
+    def numbers() -> Any:
+        for i in range(10):
+            pulled.append(i)
+            yield i
+
+    gen = numbers()
+    assert lib.take(gen, 3) == [0, 1, 2] and pulled == [0, 1, 2]
+
+
+def test_list_of_an_oracle_iterator_in_the_worker_takes_it_in_batches(lib: Any, client: proxy.Client) -> None:
+    trips = _count_round_trips(client)
+    assert lib.consume(iter(range(5000))) == list(range(5000))
+    assert trips[0] < 20, trips[0]
+
+
+# --- iteration of candidate objects ----------------------------------------------------------------------
+
+
+def test_list_of_a_candidate_generator_is_a_handful_of_round_trips(lib: Any, client: proxy.Client) -> None:
+    trips = _count_round_trips(client)
+    assert list(lib.count_up(10_000)) == list(range(10_000))
+    assert trips[0] < 30, trips[0]
+    trips[0] = 0
+    assert sorted(lib.count_up(3000), reverse=True)[:2] == [2999, 2998]
+    assert "".join(str(i) for i in lib.count_up(5)) == "01234"  # a generator expression: item by item
+    assert trips[0] < 30, trips[0]
+
+
+def test_partial_iteration_of_a_candidate_generator_stays_lazy(lib: Any) -> None:
+    gen = lib.count_up(10)
+    assert list(itertools.islice(gen, 2)) == [0, 1]
+    assert next(gen) == 2  # nothing was taken ahead
+    for item in gen:
+        if item == 5:
+            break
+    assert next(gen) == 6
+
+
+def test_an_exception_mid_iteration_comes_after_the_items_before_it(lib: Any) -> None:
+    got = []
+    with pytest.raises(ValueError, match="after 3"):
+        for item in lib.count_then_raise(3):
+            got.append(item)
+    assert got == [0, 1, 2]
+    with pytest.raises(ValueError, match="after 4"):
+        list(lib.count_then_raise(4))  # in a batch, too
+
+
+# --- subclasses, records, enums ----------------------------------------------------------------------------
+
+
+def test_an_oracle_subclass_of_a_candidate_class_is_built_in_the_worker(lib: Any) -> None:
+    class Mine(lib.Base):
+        def hook(self) -> str:
+            return "mine"
+
+    mine = Mine(4)
+    assert mine.double() == 8 and mine.call_hook() == "mine"  # the base's method calls the override
+    assert isinstance(mine, lib.Base) and isinstance(mine, Mine)
+    assert type(mine).__name__ == "Mine"
+
+
+def test_records_compare_on_every_field(lib: Any) -> None:
+    assert lib.Money(5, "EUR") == lib.Money(5, "EUR")
+    assert lib.Money(5, "EUR") != lib.Money(5, "USD")  # field(compare=False) does not reach the oracle
+
+
+def test_a_record_constructor_that_returns_another_class_fails(lib: Any) -> None:
+    with pytest.raises(TypeError, match="not a Price"):
+        lib.Price(5)
+
+
+def test_an_enum_alias_is_flagged(lib: Any) -> None:
+    assert lib.Level.LOW != lib.Level.MID
+    with pytest.raises(TypeError, match="HIGH is an alias of Level.LOW"):
+        _ = lib.Level.HIGH
+    assert lib.Size.SMALL == 1  # an IntEnum member equals its value, as in plain Python
+
+
+# --- what plain pytest sees --------------------------------------------------------------------------------
+
+
+def test_warnings_raised_in_the_worker_are_raised_again_here(lib: Any) -> None:
+    with pytest.warns(DeprecationWarning, match="old"):
+        assert lib.warn("old") == 1
+    with pytest.warns(UserWarning) as record:
+        lib.warn_custom()
+    assert record[0].category.__name__ == "CustomWarning"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DeprecationWarning):
+            lib.warn("as an error")  # -W error works
+
+
+def test_what_the_candidate_prints_is_captured(lib: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert lib.shout("hi") == 2
+    out, err = capsys.readouterr()
+    assert out == "hi\n" and err == "err:hi\n"
+
+
+def test_the_oracles_random_seed_reaches_the_worker(lib: Any) -> None:
+    random.seed(1234)
+    expected = random.random()
+    random.seed(1234)
+    assert lib.draw() == expected
+
+
+def test_systemexit_and_keyboardinterrupt_arrive_as_themselves(lib: Any) -> None:
+    with pytest.raises(SystemExit) as info:
+        lib.leave(3)
+    assert info.value.code == 3
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        lib.interrupt()
+    assert isinstance(interrupted.value, proxy.CandidateKeyboardInterrupt)  # the plugin stops it at the test
+
+
+def test_exceptions_keep_their_args_message_and_attributes(lib: Any) -> None:
+    with pytest.raises(lib.Coded, match="code 7") as info:
+        lib.raise_coded(7)
+    assert info.value.args == ("code 7",) and str(info.value) == "code 7"
+    assert info.value.code == 7  # read from the worker's exception
+
+
+def test_names_identity_copy_and_pickle(lib: Any) -> None:
+    assert lib.apply.__name__ == "apply"  # parametrize ids read __name__
+    assert lib.the_thing() is lib.the_thing()  # one candidate object, one handle
+    base = lib.Base(3)
+    assert copy.copy(base).x == 3 and copy.deepcopy(base).x == 3
+    assert pickle.loads(pickle.dumps(base)).x == 3  # pickled and unpickled in the worker
+    assert base.__dict__ == {"x": 3}
+
+
+def test_standard_library_containers_cross_by_value(lib: Any) -> None:
+    for value in (collections.OrderedDict(a=1), collections.Counter("aab"), collections.deque([1, 2], 5),
+                  collections.defaultdict(list, {1: [2]}), range(2, 9, 3), slice(1, None), types.SimpleNamespace(a=1)):
+        got = lib.echo(value)
+        assert type(got) is type(value) and got == value
+    assert lib.echo(collections.defaultdict(list)).default_factory is list
+
+
+def test_module_containers_are_live_and_module_attributes_can_be_patched(lib: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    lib.TABLE["b"] = 2
+    assert lib.table() == {"a": 1, "b": 2}  # the candidate's own dict changed
+    lib.NAMES.add("y")
+    assert {"x", "y"} == lib.NAMES and "y" in lib.NAMES
+    monkeypatch.setattr(lib, "hook_value", lambda: 99)
+    assert lib.call_hook_value() == 99  # candidate code calls the oracle's replacement back
+    monkeypatch.undo()
+    assert lib.call_hook_value() == 1
+
+
+# --- the oracle's own control flow ------------------------------------------------------------------------
+
+
+def test_a_candidate_exit_never_suppresses_the_oracles_own_exception(lib: Any) -> None:
+    with pytest.raises(AssertionError), lib.Guard():
+        raise AssertionError("the oracle's assertion")
+    with lib.Guard():
+        lib.fails()  # the candidate's own exception: its __exit__ may suppress it
+
+
+def test_stopiteration_from_a_candidate_call_is_an_ordinary_exception(lib: Any) -> None:
+    with pytest.raises(Exception) as info:
+        lib.stop()
+    assert type(info.value).__name__ == "StopIteration" and not isinstance(info.value, StopIteration)
+    with pytest.raises(Exception, match="not from __next__"):
+        all(map(lambda _: lib.stop(), [1, 2]))  # would end all() early, and pass, as a real StopIteration
+
+
+def test_a_star_import_binds_no_builtin_and_no_bound_name(client: proxy.Client,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    star = _module(client, "calc.star")
+    monkeypatch.setitem(sys.modules, "calc", _module(client, "calc"))
+    monkeypatch.setitem(sys.modules, "calc.star", star)
+    namespace: dict[str, Any] = {"apply": "the oracle's"}
+    with pytest.warns(proxy.BoundaryWarning, match="sum, len, apply"):
+        exec("from calc.star import *", namespace)  # noqa: S102
+    assert namespace["answer"] == 7 and namespace["apply"] == "the oracle's"
+    assert "sum" not in namespace and "len" not in namespace
+    assert star.__all__ == ["sum", "len", "apply", "answer"]  # read, not star-imported: as written
+
+
+# --- what a hostile worker can do with a reference -------------------------------------------------------
+
+SECRET = "the oracle's module global"
+
+
+class Holder:
+    """A test's own class: its public attributes answer callbacks."""
+
+    def __init__(self) -> None:
+        self.public = 1
+        self._private = 2
+
+
+@pytest.mark.parametrize(("name", "do"), [
+    ("__globals__", "getattr"), ("__code__", "getattr"), ("__closure__", "getattr"), ("__class__", "getattr"),
+    ("__self__", "getattr"), ("__dict__", "getattr"), ("__module__", "getattr"), ("SECRET", "global"),
+    ("__subclasses__", "getattr"), ("f_back", "getattr"), ("public", "setattr"),
+])
+def test_a_hostile_worker_gets_only_the_protocol_of_an_oracle_function(lib: Any, name: str, do: str) -> None:
+    def f() -> int:
+        return 1
+
+    verdict, _detail = lib.forge(f, do, name)
+    assert verdict == "refused", _detail
+
+
+def test_a_hostile_worker_reads_only_public_attributes_of_a_tests_own_instance(lib: Any) -> None:
+    holder = Holder()
+    assert lib.forge(holder, "getattr", "public") == ["answered", "1"]
+    assert lib.forge(holder, "getattr", "_private")[0] == "refused"
+    assert lib.forge(holder, "getattr", "__class__")[0] == "refused"
+    assert lib.forge(pytest.MonkeyPatch(), "getattr", "setattr")[0] == "refused"  # not a test's own class
+    assert lib.peek(holder, "public") == 1

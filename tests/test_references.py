@@ -217,6 +217,7 @@ def client(tree: Path, tmp_path: Path) -> Any:
     client = proxy.Client("sandbox", [str(tree / "src")], str(tree), scratch=str(scratch))
     client.oracle_roots = [str(Path(__file__).parent) + "/"]  # this file plays the pack
     client.start()
+    client.as_itself = True  # what the plugin sets while a test's function runs
     seed, setstate = proxy._follow_random(client)
     yield client
     random.seed, random.setstate = seed, setstate

@@ -257,9 +257,10 @@ class LoopbackServer:
 # --- the base project ---------------------------------------------------------------------------
 
 
-def build_base(repo: Path, extra: Path | None = None) -> Path:
+def build_base(repo: Path, extra: Path | None = None, freeze: tuple[str, ...] = ()) -> Path:
     """The base project committed on `main` with the oracle pack's manifest; ``extra`` overlays more
-    files and appends its ``catalog.append.yaml`` entries to the catalog's properties."""
+    files and appends its ``catalog.append.yaml`` entries to the catalog's properties; ``freeze`` names
+    properties whose failure on the base is frozen in the ledger by a real base replay (committed too)."""
     shutil.copytree(BASE, repo)
     if extra is not None:
         shutil.copytree(extra, repo, dirs_exist_ok=True, ignore=shutil.ignore_patterns("catalog.append.yaml"))
@@ -273,7 +274,21 @@ def build_base(repo: Path, extra: Path | None = None) -> Path:
                           timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     commit_all(repo, "base: calc and its oracle")
+    if freeze:
+        sig = repo.parent / "base.sig.json"
+        _gate_ok("replay", "--repo", str(repo), "--rev", "main", "--pack", "git:main:oracle", "--out", str(sig))
+        for pid in freeze:
+            _gate_ok("freeze", "--base-sig", str(sig), "--id", pid, "--reason", f"known failure of the base ({pid})",
+                     "--ledger", str(repo / "oracle" / "freeze_ledger.json"), "--first-seen", "2026-11-01")
+        _gate_ok("manifest", "write", str(repo / "oracle"))
+        commit_all(repo, "freeze the base's known failures")
     return repo
+
+
+def _gate_ok(*args: str) -> None:
+    proc = subprocess.run(gate_argv(*args), capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(NO_BWRAP if method() == "landlock" else {})})
+    assert proc.returncode == 0, f"{args[0]}: {proc.stdout}{proc.stderr}"
 
 
 @pytest.fixture(scope="session")
@@ -288,6 +303,16 @@ def inplace_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shared base so that, while the isolation cannot carry in-place changes back, the corpus still
     tells its cases apart."""
     return build_base(tmp_path_factory.mktemp("inplace-base") / "calc", HERE / "base_inplace")
+
+
+FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
+
+
+@pytest.fixture(scope="session")
+def frozen_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus known failures and control-flow shapes (``base_frozen/``), its known failures
+    frozen in the ledger by a real base replay: the base of the cases that try to be forgiven as frozen."""
+    return build_base(tmp_path_factory.mktemp("frozen-base") / "calc", HERE / "base_frozen", FROZEN_IDS)
 
 
 @pytest.fixture(scope="session")
@@ -453,6 +478,16 @@ _TOKENS: list[str] = []
 @pytest.fixture
 def arena(attack_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
     world = Arena(attack_base, tmp_path, gate_cache)
+    _TOKENS.append(world.token)
+    try:
+        yield world
+    finally:
+        world.cleanup()
+
+
+@pytest.fixture
+def frozen_arena(frozen_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    world = Arena(frozen_base, tmp_path, gate_cache)
     _TOKENS.append(world.token)
     try:
         yield world

@@ -33,6 +33,7 @@ def load_meta(case: Path) -> dict:
     meta = yaml.safe_load((case / "attack.yaml").read_text())
     assert {"description", "tries", "fence"} <= set(meta), f"{case.name}: attack.yaml needs description, tries, fence"
     assert set(meta.get("fences", [])) <= FENCES, f"{case.name}: unknown fences {meta.get('fences')}"
+    assert meta.get("base", "calc") in ("calc", "frozen"), f"{case.name}: unknown base {meta.get('base')}"
     return meta
 
 
@@ -41,8 +42,10 @@ def test_the_corpus_is_big_enough() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_attack_is_not_promoted(case: Path, arena: Arena) -> None:
+def test_attack_is_not_promoted(case: Path, request: pytest.FixtureRequest) -> None:
     meta = load_meta(case)
+    # base: frozen gates the case on the base whose known failures are frozen in the ledger (base_frozen/).
+    arena: Arena = request.getfixturevalue("frozen_arena" if meta.get("base") == "frozen" else "arena")
     repo = arena.repo("attack")
     arena.apply(repo, case, meta)
     before = user_state(repo)
@@ -71,6 +74,9 @@ def test_attack_is_not_promoted(case: Path, arena: Arena) -> None:
 
     for i, run in enumerate(runs):
         assert_not_promoted(run, f"run {i + 1}:")
+    for pid in meta.get("must_fail", []):  # the property the trick targets is failed, not forgiven or passed
+        verdict = (runs[0].verdicts or {}).get("verdicts", {}).get(pid, {})
+        assert verdict.get("verdict") == "fail", f"{pid}: {verdict}\n{runs[0].stdout[-3000:]}"
     assert user_state(repo) == before, "the user's repository changed"
     assert not gh_output, f"GITHUB_OUTPUT was written: {gh_output[:200]}"
     for text in meta.get("forbid_output", []):

@@ -6,6 +6,8 @@
 - ``legit_tricky``: a correct patch that returns a dataclass (with a ``compare=False`` field and
   ``__post_init__`` validation), raises the custom exception (a richer hierarchy) on bad input,
   returns generators, caches with ``lru_cache`` and uses the standard library is promoted (exit 0);
+- on the base whose known failures are frozen (``base_frozen/``), the refactor is promoted with exactly
+  those failures forgiven, and each bug an integrity case hides (``expect.yaml`` ``base: frozen``) is blocked;
 - ``legit_inplace``: a correct in-place sort (the caller's list changes, nothing is returned), gated
   on the base plus ``base_inplace/`` (an in-place API and its property), is promoted (exit 0): the
   isolation must carry in-place changes of arguments back, or the honest patch is blocked.
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attack_harness import CONTROLS_DIR, TRACEBACK, Arena, GateRun, record, user_state
+from attack_harness import CONTROLS_DIR, FROZEN_IDS, TRACEBACK, Arena, GateRun, record, user_state
 
 BUGS = sorted(p for p in (CONTROLS_DIR / "bugs").iterdir() if (p / "expect.yaml").is_file())
 HONEST = ["refactor", "legit_tricky"]
@@ -40,8 +42,9 @@ def _detail(run: GateRun) -> str:
 
 
 @pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
-def test_the_bug_alone_is_blocked(bug: Path, arena: Arena) -> None:
+def test_the_bug_alone_is_blocked(bug: Path, request: pytest.FixtureRequest) -> None:
     expect = yaml.safe_load((bug / "expect.yaml").read_text())
+    arena: Arena = request.getfixturevalue("frozen_arena" if expect.get("base") == "frozen" else "arena")
     run = _gate(arena, bug, f"bug:{bug.name}")
     assert (run.outcome, run.code) == ("blocked", 1), _detail(run)
     assert set(run.failing()) == set(expect["failing"]), _detail(run)
@@ -59,3 +62,11 @@ def test_an_honest_patch_is_promoted(name: str, arena: Arena) -> None:
     run = _gate(arena, CONTROLS_DIR / name, name)
     assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
     assert not run.failing(), _detail(run)
+
+
+def test_the_frozen_base_promotes_an_honest_patch(frozen_arena: Arena) -> None:
+    """The base of the integrity cases (``base_frozen/``): an honest patch is promoted, its three known failures
+    forgiven by their freezes, so a case on it that is not promoted was stopped by the gate, not by the base."""
+    run = _gate(frozen_arena, CONTROLS_DIR / "refactor", "frozen:refactor")
+    assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
+    assert run.failing() == {pid: "inconclusive/frozen" for pid in FROZEN_IDS}, _detail(run)

@@ -136,6 +136,15 @@ def candidate(tmp_path: Path) -> Path:
     return tree
 
 
+def _skip_unless(level: str) -> None:
+    """Skip where the host cannot give ``level`` (doctor's answer); a worker that then fails to start is a
+    failure of the test, never a skip."""
+    try:
+        sandbox.method(level)
+    except sandbox.Unavailable as exc:
+        pytest.skip(f"isolation level {level} unavailable here: {exc}")
+
+
 def _module(client: proxy.Client, name: str) -> Any:
     """A proxy module without installing the import hook in the test process."""
     client.request({"op": "import", "mod": name})
@@ -151,10 +160,7 @@ def ops(request: pytest.FixtureRequest, candidate: Path, tmp_path: Path) -> Any:
     (secret / "results.jsonl").write_text("{}")
     client = proxy.Client(request.param, [str(candidate / "src")], str(candidate), scratch=str(secret),
                           secrets=[str(secret / "results.jsonl")])
-    try:
-        sandbox.method(request.param)
-    except sandbox.Unavailable as exc:  # the host cannot give it; a worker that fails to start is a failure
-        pytest.skip(f"isolation level {request.param} unavailable here: {exc}")
+    _skip_unless(request.param)
     client.start()
     yield _module(client, "calc.ops")
     client.close()
@@ -292,10 +298,8 @@ def test_the_sandbox_fences_hold(candidate: Path, tmp_path: Path) -> None:
     (secret / "results.jsonl").write_text("{}")
     client = proxy.Client("sandbox", [str(candidate / "src")], str(candidate), scratch=str(secret),
                           secrets=[str(secret / "results.jsonl")])
-    try:
-        client.start()
-    except proxy.IsolationUnavailable as exc:
-        pytest.skip(f"no sandbox here: {exc}")
+    _skip_unless("sandbox")
+    client.start()
     try:
         ops = _module(client, "calc.ops")
         assert client.info["level"] == "sandbox" and client.info["method"] in sandbox.METHODS["sandbox"]
@@ -395,10 +399,8 @@ def test_the_worker_reads_the_oracles_bytecode_of_the_interpreter_and_no_other(c
     assert not any(os.path.realpath(p).startswith(d + "/") for d in dirs for p in (pack, planted))
     assert sandbox.bytecode_dirs(None) == [] and sandbox.bytecode_dirs("relative/cache") == []
     client = proxy.Client(level, [str(candidate / "src")], str(candidate), bytecode=str(cache))
-    try:
-        client.start()
-    except proxy.IsolationUnavailable as exc:
-        pytest.skip(f"isolation level {level} unavailable here: {exc}")
+    _skip_unless(level)
+    client.start()
     try:
         ops = _module(client, "calc.ops")  # a planted ops.pyc that loaded would have raised here
         if client.info["method"] in sandbox.METHODS["sandbox"]:

@@ -258,6 +258,17 @@ def test_oracle_callables_are_called_back_in_the_oracle_process(lib: Any) -> Non
     assert lib.echo(record) is record  # the same object comes back
 
 
+def test_the_same_oracle_object_passed_again_and_again_stays_reachable(lib: Any) -> None:
+    # Each call drops the worker's reference of the last one while the next one hands it over again: the
+    # release must never win over the new reference (or the callback finds nothing).
+    def triple(x: int) -> int:
+        return 3 * x
+
+    assert [lib.apply(triple, i) for i in range(20)] == [3 * i for i in range(20)]
+    box = lib.Base(1)
+    assert [lib.peek(box, "x") for _ in range(20)] == [1] * 20  # and a candidate object, the other way
+
+
 def test_callbacks_are_re_entrant(lib: Any) -> None:
     # oracle → candidate → oracle callback → candidate again → oracle callback
     def inner(x):

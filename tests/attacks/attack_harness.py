@@ -276,7 +276,8 @@ def build_base(repo: Path, extra: Path | None = None, freeze: tuple[str, ...] = 
     commit_all(repo, "base: calc and its oracle")
     if freeze:
         sig = repo.parent / "base.sig.json"
-        _gate_ok("replay", "--repo", str(repo), "--rev", "main", "--pack", "git:main:oracle", "--out", str(sig))
+        _gate_ok("replay", "--repo", str(repo), "--rev", "main", "--pack", "git:main:oracle", "--out", str(sig),
+                 *[arg for pid in freeze for arg in ("--only-id", pid)])
         for pid in freeze:
             _gate_ok("freeze", "--base-sig", str(sig), "--id", pid, "--reason", f"known failure of the base ({pid})",
                      "--ledger", str(repo / "oracle" / "freeze_ledger.json"), "--first-seen", "2026-11-01")

@@ -17,6 +17,7 @@ second, trick-free broken patch after the first (persistence: daemons, planted f
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,8 @@ def test_attack_is_not_promoted(case: Path, request: pytest.FixtureRequest) -> N
 
 
 def _outside_code_fences(markdown: str) -> str:
-    """The Markdown text that renders as markup: fenced code blocks (any fence length) removed."""
+    """The Markdown text that renders as markup: fenced code blocks (any fence length) and inline code spans
+    removed."""
     out, fence = [], ""
     for line in markdown.splitlines():
         stripped = line.lstrip()
@@ -113,6 +115,6 @@ def _outside_code_fences(markdown: str) -> str:
         if stripped.startswith("```"):
             fence = stripped[:len(stripped) - len(stripped.lstrip("`"))]
             continue
-        out.append(line)
+        out.append(re.sub(r"(`+)(.+?)\1", "", line))  # a code span: a run of backticks to the same run
     return "\n".join(out)
 

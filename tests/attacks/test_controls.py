@@ -47,8 +47,11 @@ def test_the_bug_alone_is_blocked(bug: Path, request: pytest.FixtureRequest) -> 
     arena: Arena = request.getfixturevalue("frozen_arena" if expect.get("base") == "frozen" else "arena")
     run = _gate(arena, bug, f"bug:{bug.name}")
     assert (run.outcome, run.code) == ("blocked", 1), _detail(run)
-    assert set(run.failing()) == set(expect["failing"]), _detail(run)
-    assert all(v.startswith("fail/") for v in run.failing().values()), _detail(run)
+    failed = {pid for pid, v in run.failing().items() if v.startswith("fail/")}
+    assert failed == set(expect["failing"]), _detail(run)
+    # on the frozen base, its known failures that the bug leaves alone stay forgiven
+    frozen = set(FROZEN_IDS) - failed if expect.get("base") == "frozen" else set()
+    assert {pid for pid, v in run.failing().items() if not v.startswith("fail/")} == frozen, _detail(run)
 
 
 def test_an_honest_in_place_patch_is_promoted(inplace_arena: Arena) -> None:

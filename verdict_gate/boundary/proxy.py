@@ -1407,25 +1407,29 @@ def _mirror_getattr(self: BaseException, name: str) -> Any:
     return client.request({"op": "getattr", "obj": {"id": held}, "name": name})
 
 
-def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception) -> type:
+def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception, *, ordinary_stop: bool = False) -> type:
     """A local exception class standing for a candidate's, ranked like it: builtin classes are
     themselves (``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` as themselves, a candidate's
     other ``BaseException``-only classes as :class:`CandidateBaseException`); every other class in the chain
-    is a local class with the candidate's module and qualified name."""
+    is a local class with the candidate's module and qualified name. ``ordinary_stop``: ``StopIteration`` and
+    ``StopAsyncIteration`` (and subclasses) become ordinary exceptions (a candidate call other than
+    ``__next__`` must not end the oracle's loop)."""
     chain = [(str(m), str(q)) for m, q in mro if not (m == "builtins" and q in ("object", "BaseException"))]
     for module, qualname in reversed(chain):
         if module == "builtins":
             found = _builtin_exception(qualname)
             if found is None:
                 continue
-            if found is KeyboardInterrupt:
+            if ordinary_stop and found in (StopIteration, StopAsyncIteration):
+                found = _CandidateStopIteration
+            elif found is KeyboardInterrupt:
                 found = CandidateKeyboardInterrupt
             elif not issubclass(found, Exception) and found not in (SystemExit, GeneratorExit):
                 found = CandidateBaseException
             if issubclass(found, base) or found in (SystemExit, GeneratorExit, CandidateKeyboardInterrupt):
                 base = found
             continue
-        key = (module, qualname, base)
+        key = (module, qualname, base, ordinary_stop)
         if key not in _MIRRORS:
             name = qualname.rsplit(".", 1)[-1]
             _MIRRORS[key] = type(name, (base,), {"__module__": module, "__qualname__": qualname, "_vg_mirror": True,
@@ -1518,6 +1522,8 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
             handle = _handle_class(p)(client, p, generation)
             if p.get("id") is not None:
                 client.handles[key] = handle
+                if p["id"] in client.releases:  # an earlier handle of it died, its release not sent yet
+                    client.releases.remove(p["id"])
             return handle
         if tag == "o":
             rid = p if type(p) is int else None
@@ -1534,7 +1540,7 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
             return EnumMember((str(names[0][0]), str(names[0][1])), str(p["n"]), decode(client, p["v"], generation),
                               plain)
         if tag == "x":
-            return mirror_exception(p)
+            return mirror_exception(p, ordinary_stop=True)  # as a call would raise it (pytest.raises)
         if tag == "mod":
             # Only a module this process has, or one of the candidate's (a proxy): the worker never
             # gets to make the oracle import, and run, a module of its choosing.
@@ -1567,9 +1573,7 @@ def exception_from(client: Client, body: dict[str, Any], generation: int, op: st
     oracle = body.get("o")
     if type(oracle) is int and isinstance(client.local.get(oracle), BaseException):
         return client.local[oracle]
-    cls = mirror_exception(body["t"])
-    if cls is StopAsyncIteration or (cls is StopIteration and op != "__next__"):
-        cls = _CandidateStopIteration
+    cls = mirror_exception(body["t"], ordinary_stop=op != "__next__")
     message = str(body.get("msg", ""))
     exc: BaseException | None = None
     if body.get("args") is not None:

@@ -481,6 +481,8 @@ class Worker:
                     raise codec.ProtocolError("a reference to an oracle object this worker never received")
                 ref = _ref_class(frozenset(str(c) for c in p.get("c") or ()))(self, rid, p)
                 self.refs[rid] = ref
+                if rid in self.released:  # an earlier proxy of it died, its release not sent yet: keep it
+                    self.released.remove(rid)
             return ref
         if tag == "r":
             if p.get("h") in self.handles:

@@ -361,7 +361,7 @@ def report_outcome(ev: Evidence, files: Mapping[str, str], sarif: Mapping[str, A
     from verdict_gate.core.errors import EXIT_CODES
     from verdict_gate.github import workflow as gh
     from verdict_gate.report.rows import counts as count_verdicts
-    from verdict_gate.report.text import md_line
+    from verdict_gate.report.text import md_code, md_line
 
     assert ev.outcome is not None
     code = EXIT_CODES[ev.outcome]
@@ -386,7 +386,7 @@ def report_outcome(ev: Evidence, files: Mapping[str, str], sarif: Mapping[str, A
     listed = ", ".join(sorted(settings.fail_on)) or "none"
     summary = files.get("summary.md", "")
     summary += (f"\n### Action step\n\n"
-                f"- base ref `{base[:12]}`: {md_line(why)}\n"
+                f"- base ref `{base[:12]}`: {md_code(why)}\n"
                 f"- evidence `{md_line(shown)}`, SARIF `{md_line(sarif_shown)}`\n"
                 f"- outcome `{ev.outcome}` {'fails' if fails else 'does not fail'} the step (fail-on: {listed})\n")
     gh.append_summary(environ.get("GITHUB_STEP_SUMMARY"), summary)
@@ -473,7 +473,7 @@ def report_shard(ev: Evidence, shown: str, settings: Settings, environ: Mapping[
     evidence is written, the void exit code when this shard found the run void."""
     from verdict_gate.core.errors import EXIT_CODES
     from verdict_gate.github import workflow as gh
-    from verdict_gate.report.text import md_line
+    from verdict_gate.report.text import md_code, md_line
 
     assert ev.shard is not None
     void = ev.outcome == "void"
@@ -484,7 +484,7 @@ def report_shard(ev: Evidence, shown: str, settings: Settings, environ: Mapping[
     label = f"shard {ev.shard['index']}/{ev.shard['count']}"
     if void:
         _emit(stdout, [gh.command("error", f"{label}: void: {ev.void_reason}", {"title": "verdict-gate void"})])
-        text = f"## verdict-gate {label}: **void**\n\n{md_line(ev.void_reason)}\n"
+        text = f"## verdict-gate {label}: **void**\n\n{md_code(ev.void_reason)}\n"
     else:
         ran = len(ev.shard["properties"])
         text = (f"## verdict-gate {label}\n\n{ran} propert{'y' if ran == 1 else 'ies'} run on "

@@ -17,7 +17,7 @@ from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import Verdict
 from verdict_gate.report.rows import artifact_note, cause, counts, isolation, isolation_line, ordered
 from verdict_gate.report.rules import RULES
-from verdict_gate.report.text import md_cell, printable
+from verdict_gate.report.text import md_cell, md_code, printable
 
 SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub's cap per step; over it the whole summary is dropped
 SUMMARY_MARGIN = 64 * 1024  # bytes kept free under the cap (a summary just under it has been seen to vanish)
@@ -43,7 +43,7 @@ def _fence(text: str) -> str:
 def _details(ev: Evidence, pid: str, v: Verdict, limit: int = 4000) -> str:
     """A collapsible block with the failed run's exception, message, counterexample and traceback."""
     run = ev.run_of(pid)
-    parts = [f"**{v.verdict}** (`{v.reason}`, row {v.row}): {html.escape(md_cell(v.detail)[:1000], quote=False)}"]
+    parts = [f"**{v.verdict}** (`{v.reason}`, row {v.row}): {md_code(v.detail[:1000])}"]
     if run is not None and run.failed:
         if run.exc_type:
             parts.append(f"**exception** `{md_cell(run.exc_type.removeprefix('builtins.'))}`"
@@ -98,7 +98,7 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
         head.append(f"- {c['fail']} fail · {c['inconclusive']} inconclusive · {c['pass']} pass · "
                     f"policy `{ev.policy}`")
     head += [f"- isolation: {md_cell(isolation_line(g))}" for g in isolation(ev)]
-    head += [f"- note: {md_cell(n)}" for n in ev.notices]
+    head += [f"- note: {md_code(n)}" for n in ev.notices]  # notes quote candidate text: never rendered
     text = "\n".join(head) + "\n"
     if not ev.verdicts:
         return text
@@ -106,8 +106,8 @@ def summary_markdown(ev: Evidence, budget: int = SUMMARY_BUDGET) -> str:
     rows = ordered(ev)
     tail = "\n_{n} more row(s) cut to keep the summary under 1 MiB; see verdicts.json and results.sarif._\n"
     for i, (pid, v) in enumerate(rows):
-        why = md_cell(cause(ev, pid)).replace("`", "'")  # it goes inside a code span
-        detail = md_cell(v.detail)[:500] + (f"<br>`{why}`" if why else "")
+        why = cause(ev, pid)
+        detail = md_code(v.detail[:500], table=True) + (f"<br>{md_code(why, table=True)}" if why else "")
         row = f"| `{md_cell(pid)}` | {v.verdict} | `{v.reason}` | {detail} |\n"
         if len((text + row + tail.format(n=len(rows) - i)).encode()) > budget:
             return text + tail.format(n=len(rows) - i)

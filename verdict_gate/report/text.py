@@ -15,6 +15,16 @@ def md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+def md_code(text: str, *, table: bool = False) -> str:
+    """``text`` as a Markdown code span: nothing in it renders (no HTML, link, image, emphasis or autolink),
+    so text a run carries from the candidate (a message, a repr, an input, a file name) shows as written.
+    Line breaks become spaces, backticks ``'``; ``table``: pipes escaped, for a table cell (GFM)."""
+    body = printable(" ".join(text.splitlines())).replace("`", "'")
+    if table:
+        body = body.replace("|", "\\|")
+    return f"`{body}`" if body.strip() else "` `"
+
+
 def md_line(text: str) -> str:
     """Text for one Markdown line: no line breaks, no table pipes, no code-span backticks."""
     return " ".join(text.split()).replace("|", "\\|").replace("`", "'")

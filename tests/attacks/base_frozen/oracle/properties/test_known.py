@@ -1,9 +1,8 @@
 """Known failures of calc.known, frozen in the ledger by a real base replay (attack_harness.build_base)."""
 
+from calc.known import band, parse_amount, round_all
 from hypothesis import given
 from hypothesis import strategies as st
-
-from calc.known import band, parse_amount, round_all
 
 
 def ref(a):

@@ -3,11 +3,10 @@
 
 import math
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from calc.known import Price, Priority, apply_all, classify, first_even, make_price, open_ledger
 from calc.stats import *  # noqa: F403 - must not rebind sum, len or math
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @given(st.integers(0, 10**6))

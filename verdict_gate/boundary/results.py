@@ -39,7 +39,10 @@ RESULT_FIELDS: dict[str, tuple[type, ...]] = {
     "node": (str, _NONE), "exc_type": (str, _NONE), "message": (str, _NONE), "traceback": (list,),
     "isolation": (dict, _NONE), "failures": (list, _NONE), "example_log": (list, _NONE),
     "fresh_seed": (int, _NONE), "fresh_log": (list, _NONE), "output_tail": (str, _NONE),
+    "nodes": (dict, _NONE), "nodes_more": (int, _NONE),
 }
+# A test node's outcome as plain pytest's summary names it (``nodes``: node id → one of these).
+NODE_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 # ``counterexample`` is any JSON value (non-JSON inputs by repr), so it has no type to check.
 
 
@@ -66,13 +69,17 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
            counterexample: Any = None, traceback: list[dict[str, Any]] | None = None,
            isolation: dict[str, Any] | None = None, failures: list[dict[str, Any]] | None = None,
            example_log: list[dict[str, Any]] | None = None, fresh_seed: int | None = None,
-           fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None) -> dict[str, Any]:
+           fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None,
+           nodes: dict[str, str] | None = None, nodes_more: int | None = None) -> dict[str, Any]:
     """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass.
 
     ``failures``: the failure set (each with ``node``, ``exc_type``, ``message``, ``counterexample``,
     ``traceback``); the top-level failure fields repeat the first. ``example_log`` / ``fresh_log``:
     ``{"digest", "held", "input"?}`` per drawn example (docs/design.md §8.3). ``output_tail``: the
-    last lines of pytest's own output, on a record the runner writes for a lost process.
+    last lines of pytest's own output, on a record the runner writes for a lost process. ``nodes``: each
+    test node's outcome as plain pytest reports it (:data:`NODE_OUTCOMES`), the property's first 10,000
+    (the plugin's ``MAX_NODES``); ``nodes_more``: how many nodes ran beyond them (``None`` both on a lost
+    process's record).
 
     ``isolation``: ``{"level", "method", "fences": {name: held}}`` the property ran at (docs/design.md,
     "Isolation"); ``method`` ``unavailable`` (with ``why``) when the host could not give the level."""
@@ -81,7 +88,7 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
             "fixture_mutated": fixture_mutated, "node": node, "exc_type": exc_type, "message": message,
             "counterexample": counterexample, "traceback": list(traceback or []), "isolation": isolation,
             "failures": list(failures or []), "example_log": example_log, "fresh_seed": fresh_seed,
-            "fresh_log": fresh_log, "output_tail": output_tail}
+            "fresh_log": fresh_log, "output_tail": output_tail, "nodes": nodes, "nodes_more": nodes_more}
 
 
 def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str,
@@ -134,6 +141,10 @@ def well_formed(record: dict[str, Any]) -> bool:
         if not all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
                    and isinstance(f.get("function"), str) for f in frames):
             return False
+    if not all(isinstance(k, str) and v in NODE_OUTCOMES for k, v in (record.get("nodes") or {}).items()):
+        return False
+    if (record.get("nodes_more") or 0) < 0:
+        return False
     frames = record.get("traceback") or []
     return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)
                and isinstance(f.get("function"), str) for f in frames)

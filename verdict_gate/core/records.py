@@ -92,6 +92,10 @@ class RunRecord:
     fresh_seed: int | None = None
     fresh_log: tuple[Example, ...] | None = None
     output_tail: str | None = None
+    # Each test node's outcome as plain pytest reports it (``passed`` … ``error``), the first 10,000 of
+    # the property, and how many ran beyond them; ``None`` when the run was lost before it said.
+    nodes: Mapping[str, str] | None = None
+    nodes_more: int = 0
 
     @property
     def failed(self) -> bool:
@@ -125,7 +129,16 @@ class RunRecord:
             "fresh_seed": self.fresh_seed,
             "fresh_log": examples_json(self.fresh_log),
             "output_tail": self.output_tail,
+            "nodes": dict(self.nodes) if self.nodes is not None else None,
+            "nodes_more": self.nodes_more,
         }
+
+
+def _nodes_of(raw: Any) -> dict[str, str] | None:
+    """A record's ``nodes`` map (node id → outcome), or ``None`` when it has none."""
+    if not isinstance(raw, Mapping):
+        return None
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 def _tmp_free(text: str, tmp_paths: Sequence[str]) -> str:
@@ -178,6 +191,8 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
         fresh_seed=raw.get("fresh_seed") if isinstance(raw.get("fresh_seed"), int) else None,
         fresh_log=examples_of(raw.get("fresh_log")),
         output_tail=raw.get("output_tail") if isinstance(raw.get("output_tail"), str) else None,
+        nodes=_nodes_of(raw.get("nodes")),
+        nodes_more=more if type(more := raw.get("nodes_more")) is int else 0,
     )
 
 
@@ -302,6 +317,7 @@ def run_record_from_json(raw: Mapping[str, Any], where: str) -> RunRecord:
         signature_parts=raw["signature_parts"], isolation=dict(raw["isolation"]), failures=failures,
         example_log=examples_of(raw.get("example_log")), fresh_seed=raw.get("fresh_seed"),
         fresh_log=examples_of(raw.get("fresh_log")), output_tail=raw.get("output_tail"),
+        nodes=_nodes_of(raw.get("nodes")), nodes_more=raw.get("nodes_more", 0),
     )
 
 

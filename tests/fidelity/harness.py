@@ -286,9 +286,11 @@ def compare(project: str, run: GateRun, plain: dict[str, str], plain_messages: d
     return out
 
 
-def check_project(project: Project, root: Path) -> tuple[Comparison, GateRun, float]:
-    """Build, gate and run plain pytest on one project; its comparison, the gate's run and plain's seconds."""
-    repo = build(project, root)
+def check_project(project: Project, root: Path, *, catalog_extra: dict[str, Any] | None = None,
+                  ) -> tuple[Comparison, GateRun, float]:
+    """Build, gate and run plain pytest on one project; its comparison, the gate's run and plain's seconds.
+    ``catalog_extra``: as :func:`build` (e.g. ``{"isolation": "none"}``)."""
+    repo = build(project, root, catalog_extra=catalog_extra)
     run = run_gate(repo, root / f"{project.name}-evidence")
     files = [f"properties/{p.name}" for p in project.test_files()]
     plain_messages: dict[str, str] = {}
@@ -392,13 +394,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", action="append", help="only this project (repeatable)")
     parser.add_argument("--write-limits", action="store_true", help="rewrite limits.yaml from this run")
+    parser.add_argument("--isolation", choices=["sandbox", "process", "none"],
+                        help="the catalog's isolation level (default: the gate's); limits.yaml is for the default")
     parser.add_argument("--dump", type=Path, help="write every disagreement (node, outcomes, cause, message) as JSON")
     args = parser.parse_args()
     chosen = [p for p in projects() if not args.project or p.name in args.project]
     comparisons = []
     with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
         for project in chosen:
-            comp, run, plain_s = check_project(project, Path(tmp))
+            extra = {"isolation": args.isolation} if args.isolation else None
+            comp, run, plain_s = check_project(project, Path(tmp), catalog_extra=extra)
             print(f"{project.name}: gate {run.seconds:.1f} s (exit {run.code}), plain pytest {plain_s:.1f} s",
                   flush=True)
             comparisons.append(with_limits(comp, load_limits().get(project.name, {})))
@@ -409,6 +414,8 @@ def main() -> int:
                                                          "cause": c.causes[n], "message": c.messages[n]}
                                                      for n in c.disagree} for c in comparisons}, indent=1))
     if args.write_limits:
+        if args.isolation:
+            raise SystemExit("limits.yaml is the truth at the default isolation: drop --isolation")
         if args.project:  # the other projects keep their lines
             by_name, old = {c.project: c for c in comparisons}, load_limits()
             comparisons = [by_name.get(p.name) or _from_limits(p.name, old.get(p.name, {})) for p in projects()]

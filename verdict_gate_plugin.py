@@ -587,7 +587,34 @@ def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
 
 def _new_acc() -> dict[str, Any]:
     return {"trials": 0, "hits": 0, "items": 0, "skipped_items": 0, "status": None, "failure": None, "seed": None,
-            "hypothesis": False, "last_example": None, "t0": time.monotonic(), "failures": []}
+            "hypothesis": False, "last_example": None, "t0": time.monotonic(), "failures": [], "nodes": {},
+            "nodes_more": 0}
+
+
+MAX_NODES = 10_000  # test nodes per property whose outcome the record keeps; the rest are counted
+
+
+def _record_node(item: pytest.Item, report: pytest.TestReport, acc: dict[str, Any], known: tuple[str, ...]) -> None:
+    """Keep the node's outcome as plain pytest reports it (runs.json ``nodes``; the fidelity test compares
+    them with plain pytest's). The category is pytest's own (``pytest_report_teststatus``: the skipping
+    plugin's xfailed/xpassed, ``error`` for a failed setup or teardown); the setup's or the call's
+    outcome stands, a failed call (a unittest subtest's included) makes it ``failed``, and a teardown
+    error turns any outcome but ``failed`` into ``error``."""
+    nodes, nodeid = acc["nodes"], item.nodeid
+    if nodeid not in nodes:
+        if report.when != "setup" or len(nodes) >= MAX_NODES:
+            acc["nodes_more"] += report.when == "setup"  # each node once: every node has a setup report
+            return
+        nodes[nodeid] = ""
+    status = item.config.hook.pytest_report_teststatus(report=report, config=item.config)
+    category = status[0] if isinstance(status, tuple) and status else ""
+    if category not in known:  # a passing setup or teardown (""), or a word of another plugin's own
+        category = report.outcome if report.when == "call" or report.skipped else (
+            "" if report.passed else "error")
+    before = nodes[nodeid]
+    if not before or (report.when == "call" and category == "failed") or (
+            report.when == "teardown" and category == "error" and before != "failed"):
+        nodes[nodeid] = category
 
 
 @pytest.hookimpl(wrapper=True)
@@ -678,7 +705,8 @@ def _finish(state: dict[str, Any], pid: str) -> None:
         example_log=acc.get("example_log") if prop.get("example_log") and acc["hypothesis"] else None,
         fresh_seed=prop.get("fresh_seed") if "fresh_log" in acc else None, fresh_log=acc.get("fresh_log"),
         inputs_changed=acc.get("inputs_changed", 0),
-        boundary=_limits(client, state["spec"]["roots"])))
+        boundary=_limits(client, state["spec"]["roots"]),
+        nodes={n: o for n, o in acc["nodes"].items() if o}, nodes_more=acc["nodes_more"]))
 
 
 def _limits(client: Any, roots: list[list[str]]) -> list[dict[str, str]]:
@@ -775,6 +803,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if state is None:
         return report
     acc = state["acc"][state["item_prop"][item.nodeid]]
+    _record_node(item, report, acc, _results(state).NODE_OUTCOMES)
     if report.when == "call" and not acc["hypothesis"] and report.outcome != "skipped":
         acc["trials"] += 1  # a plain (example) test is one trial, one hit when its body ran
         acc["hits"] += 1
@@ -819,7 +848,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 _emit(state, results.result(prop["id"], "fail", seed=prop.get("seed"), hypothesis=False, trials=0,
                                             hits=0, items=0, duration_s=0.0, fixture_mutated=False,
                                             **{**failure, "node": prop["selector"]},
-                                            failures=[{**failure, "node": prop["selector"]}]))
+                                            failures=[{**failure, "node": prop["selector"]}],
+                                            nodes={nodeid: "error"}, nodes_more=0))  # as pytest: the file errs
                 break
     # The closing record: a process that ends without it (os._exit, a crash after the last
     # result) has its results discarded by the runner.

@@ -144,3 +144,15 @@ def example_repo(example_base: Path, tmp_path: Path) -> Path:
     shutil.copytree(example_base, repo)
     git(repo, "checkout", "--quiet", "-b", "candidate")
     return repo
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """tests/test_fidelity.py's per-project table at the end of the run (rows travel from xdist workers as
+    ``user_properties``)."""
+    rows = sorted({value for reports in terminalreporter.stats.values() for r in reports
+                   for name, value in getattr(r, "user_properties", ()) if name == "fidelity"})
+    if rows:
+        terminalreporter.section("fidelity: plain pytest's nodes with the same outcome under the gate")
+        terminalreporter.write_line(f"{'project':<12} {'nodes':>6} {'agree':>6} {'%':>6}  disagreements by cause")
+        for row in rows:
+            terminalreporter.write_line(str(row))

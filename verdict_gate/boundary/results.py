@@ -40,7 +40,10 @@ RESULT_FIELDS: dict[str, tuple[type, ...]] = {
     "isolation": (dict, _NONE), "failures": (list, _NONE), "example_log": (list, _NONE),
     "fresh_seed": (int, _NONE), "fresh_log": (list, _NONE), "output_tail": (str, _NONE),
     "inputs_changed": (int,), "boundary": (list,), "origin": (str, _NONE),
+    "nodes": (dict, _NONE), "nodes_more": (int, _NONE),
 }
+# A test node's outcome as plain pytest's summary names it (``nodes``: node id → one of these).
+NODE_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 # ``counterexample`` is any JSON value (non-JSON inputs by repr), so it has no type to check.
 
 
@@ -69,7 +72,8 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
            example_log: list[dict[str, Any]] | None = None, fresh_seed: int | None = None,
            fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None,
            inputs_changed: int = 0, boundary: list[dict[str, str]] | None = None,
-           origin: str | None = None) -> dict[str, Any]:
+           origin: str | None = None, nodes: dict[str, str] | None = None,
+           nodes_more: int | None = None) -> dict[str, Any]:
     """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass.
 
     ``failures``: the failure set (each with ``node``, ``exc_type``, ``message``, ``counterexample``,
@@ -78,7 +82,9 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
     last lines of pytest's own output, on a record the runner writes for a lost process. ``inputs_changed``:
     how many candidate calls changed a drawn value in place (the evidence keeps the values as drawn).
     ``boundary``: the limits of the isolation boundary the property met (``{"message", "where"}``): the
-    gate's failure, never the candidate's (docs/design.md §8.1).
+    gate's failure, never the candidate's (docs/design.md §8.1). ``nodes``: each test node's outcome as
+    plain pytest reports it (:data:`NODE_OUTCOMES`), the property's first 10,000 (the plugin's
+    ``MAX_NODES``); ``nodes_more``: how many nodes ran beyond them (``None`` both on a lost process's record).
 
     ``isolation``: ``{"level", "method", "fences": {name: held}}`` the property ran at (docs/design.md,
     "Isolation"); ``method`` ``unavailable`` (with ``why``) when the host could not give the level."""
@@ -88,7 +94,7 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
             "counterexample": counterexample, "traceback": list(traceback or []), "isolation": isolation,
             "failures": list(failures or []), "example_log": example_log, "fresh_seed": fresh_seed,
             "fresh_log": fresh_log, "output_tail": output_tail, "inputs_changed": inputs_changed,
-            "boundary": list(boundary or []), "origin": origin}
+            "boundary": list(boundary or []), "origin": origin, "nodes": nodes, "nodes_more": nodes_more}
 
 
 def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str,
@@ -145,6 +151,10 @@ def well_formed(record: dict[str, Any]) -> bool:
             return False
     if not all(isinstance(b, dict) and isinstance(b.get("message"), str) and isinstance(b.get("where"), str)
                for b in record.get("boundary") or []):
+        return False
+    if not all(isinstance(k, str) and v in NODE_OUTCOMES for k, v in (record.get("nodes") or {}).items()):
+        return False
+    if (record.get("nodes_more") or 0) < 0:
         return False
     frames = record.get("traceback") or []
     return all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)

@@ -94,6 +94,10 @@ class RunRecord:
     output_tail: str | None = None
     inputs_changed: int = 0
     boundary: tuple[tuple[str, str], ...] = ()  # (message, where): limits of the isolation boundary met
+    # Each test node's outcome as plain pytest reports it (``passed`` … ``error``), the first 10,000 of
+    # the property, and how many ran beyond them; ``None`` when the run was lost before it said.
+    nodes: Mapping[str, str] | None = None
+    nodes_more: int = 0
 
     @property
     def failed(self) -> bool:
@@ -129,6 +133,8 @@ class RunRecord:
             "output_tail": self.output_tail,
             "inputs_changed": self.inputs_changed,
             "boundary": [{"message": m, "where": w} for m, w in self.boundary],
+            "nodes": dict(self.nodes) if self.nodes is not None else None,
+            "nodes_more": self.nodes_more,
         }
 
 
@@ -152,6 +158,13 @@ def _origin(raw: Any) -> str:
     if isinstance(raw, str) and (raw in ("oracle", "boundary", "candidate") or raw.startswith("candidate:")):
         return raw[:1000]
     return "boundary"
+
+
+def _nodes_of(raw: Any) -> dict[str, str] | None:
+    """A record's ``nodes`` map (node id → outcome), or ``None`` when it has none."""
+    if not isinstance(raw, Mapping):
+        return None
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 def _tmp_free(text: str, tmp_paths: Sequence[str]) -> str:
@@ -207,6 +220,8 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
         output_tail=raw.get("output_tail") if isinstance(raw.get("output_tail"), str) else None,
         inputs_changed=raw["inputs_changed"] if type(raw.get("inputs_changed")) is int else 0,
         boundary=_boundary_of(raw, failures),
+        nodes=_nodes_of(raw.get("nodes")),
+        nodes_more=more if type(more := raw.get("nodes_more")) is int else 0,
     )
 
 
@@ -333,6 +348,7 @@ def run_record_from_json(raw: Mapping[str, Any], where: str) -> RunRecord:
         fresh_log=examples_of(raw.get("fresh_log")), output_tail=raw.get("output_tail"),
         inputs_changed=raw.get("inputs_changed", 0),
         boundary=tuple((str(b["message"]), str(b["where"])) for b in raw.get("boundary") or []),
+        nodes=_nodes_of(raw.get("nodes")), nodes_more=raw.get("nodes_more", 0),
     )
 
 

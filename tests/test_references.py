@@ -517,3 +517,39 @@ def test_a_hostile_worker_reads_only_public_attributes_of_a_tests_own_instance(l
     assert lib.forge(holder, "getattr", "__class__")[0] == "refused"
     assert lib.forge(pytest.MonkeyPatch(), "getattr", "setattr")[0] == "refused"  # not a test's own class
     assert lib.peek(holder, "public") == 1
+
+
+# --- containers the candidate holds on to ------------------------------------------------------------------
+
+HOLDER = '''
+class Keeper:
+    def __init__(self, store):
+        self.store = store
+
+    def put(self, key, value):
+        self.store[key] = value
+
+def keep(store):
+    return Keeper(store)
+
+def lazy_sum(xs):
+    return (sum(xs) for _ in range(2))
+'''
+
+
+def test_a_container_the_candidate_holds_on_to_stays_one_container(tree: Path, client: proxy.Client) -> None:
+    (tree / "src" / "calc" / "holder.py").write_text(textwrap.dedent(HOLDER))
+    holder = _module(client, "calc.holder")
+    store: dict[str, int] = {}
+    keeper = holder.keep(store)
+    keeper.put("a", 1)
+    assert store == {"a": 1}  # the candidate's change reached the oracle's dict
+    store["b"] = 2
+    keeper.put("c", 3)
+    assert store == {"a": 1, "b": 2, "c": 3}  # and the oracle's reached the candidate's
+    assert keeper.store is store  # the same object, as in plain Python
+    xs = [1, 2]
+    sums = holder.lazy_sum(xs)
+    assert next(sums) == 3
+    xs.append(10)
+    assert next(sums) == 13  # a lazy iterator over the oracle's list sees the oracle's change

@@ -15,12 +15,13 @@ Values (both directions) are JSON trees:
   types travel as plain JSON. A subclass of any builtin never travels as that builtin.
 - Everything else is a one-key object whose key is a tag (see :func:`decode`): tuples, dicts, sets,
   bytes, special floats, ``complex``, ``Decimal``, ``Fraction``, ``datetime`` types, ``UUID``,
-  paths, big ints, ``range``, ``slice``, ``Ellipsis``, ``OrderedDict``, ``Counter``, ``defaultdict``,
-  ``deque``, ``SimpleNamespace`` (each rebuilt as exactly that type); records (dataclass, named tuple,
+  paths, big ints, ``range``, ``slice``, ``Ellipsis``, ``NotImplemented``, ``OrderedDict``, ``Counter``,
+  ``defaultdict``, ``deque``, ``SimpleNamespace`` (each rebuilt as exactly that type); records (dataclass, named tuple,
   attrs instance, enum member) as their class name plus fields; exception classes by their method
-  resolution order; a candidate object as a handle (``h``: an id in the worker's table, optionally with a
-  re-resolvable reference ``[module, qualname]``); an oracle object as a reference (``o``: an id in the
-  oracle's table, with the operations it answers).
+  resolution order; a list, dict, set or bytearray both sides keep in step as a link (``lk``: its id, or
+  its id and value when it is first handed over); a candidate object as a handle (``h``: an id in the
+  worker's table, optionally with a re-resolvable reference ``[module, qualname]``); an oracle object as a
+  reference (``o``: an id in the oracle's table, with the operations it answers).
 
 :func:`encode` is used by both sides with a ``fallback`` for objects it cannot carry by value
 (the worker makes handles; the oracle sends its handles back or refuses). :func:`decode` takes a
@@ -65,6 +66,11 @@ class Unencodable(TypeError):
 
 
 # --- framing --------------------------------------------------------------------------------------
+
+
+def dumps(tree: Any) -> str:
+    """The JSON text of an encoded value, as a frame would carry it (to tell whether a state changed)."""
+    return _DUMPS(tree)
 
 
 def write_frame(fd: int, message: Any) -> None:
@@ -220,16 +226,18 @@ def _float(value: float) -> Any:
 
 
 class _Budget:
-    __slots__ = ("nodes",)
+    __slots__ = ("nodes", "links", "top")
 
-    def __init__(self) -> None:
+    def __init__(self, links: dict[int, int] | None = None, top: bool = True) -> None:
         self.nodes = 0
+        self.links, self.top = links, top  # linked containers (id → link id); whether the top value may be one
 
 
 Fallback = Callable[[Any], Any]
 
 
-def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | None = None) -> Any:
+def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | None = None,
+           links: dict[int, int] | None = None, top: bool = True) -> Any:
     """Encode ``value`` as a JSON tree (see the module docstring for the tags).
 
     Args:
@@ -238,14 +246,17 @@ def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | No
             (a handle) or raises :class:`Unencodable`.
         records: called first for non-builtin objects; returns a JSON form for a record
             (dataclass, named tuple, attrs, enum, exception class) or ``None`` to use ``fallback``.
+        links: ``id(container) → link id`` of the lists, dicts, sets and bytearrays both sides keep in step
+            (a container the candidate holds on to): each travels as ``{"lk": link id}``, not by value.
+        top: whether ``value`` itself may travel as a link (not when its state is what is sent).
     Raises:
         Unencodable: from ``fallback``, or a value nested deeper than :data:`MAX_DEPTH` or with
             more than :data:`MAX_NODES` nodes.
     """
     t = type(value)
-    if t is list and len(value) < MAX_NODES and _scalars(value):
+    if t is list and len(value) < MAX_NODES and not links and _scalars(value):
         return value[:]  # the common case (a call's arguments), without a walk of its own
-    return _enc(value, fallback, records, 0, _Budget())
+    return _enc(value, fallback, records, 0, _Budget(links, top))
 
 
 def _scalars(values: list[Any]) -> bool:
@@ -275,6 +286,9 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
         return v if -_BIG < v < _BIG else {"I": hex(v)}
     if t is float:
         return _float(v)
+    if budget.links and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget.links \
+            and (depth or budget.top):
+        return {"lk": budget.links[id(v)]}
     d = depth + 1
     if t is list:
         return [_enc(x, fb, rec, d, budget) for x in v]
@@ -313,6 +327,8 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
                        _enc(v.step, fb, rec, d, budget)]}
     if v is Ellipsis:
         return {"E": None}
+    if v is NotImplemented:  # an operator's "I cannot answer": the other side then tries the reflected one
+        return {"NI": None}
     if t is collections.OrderedDict or t is collections.Counter:
         return {"od" if t is collections.OrderedDict else "ct":
                 [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]}
@@ -424,6 +440,8 @@ def _dec(x: Any, make: Make) -> Any:
             return slice(*(_dec(i, make) for i in p))
         if tag == "E" and p is None:
             return Ellipsis
+        if tag == "NI" and p is None:
+            return NotImplemented
         if tag == "od":
             return collections.OrderedDict((_dec(k, make), _dec(v, make)) for k, v in p)
         if tag == "ct":
@@ -439,6 +457,6 @@ def _dec(x: Any, make: Make) -> Any:
         raise
     except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
         raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
-    if tag in ("r", "en", "x", "h", "mod", "o"):
+    if tag in ("r", "en", "x", "h", "mod", "o", "lk"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")

@@ -250,6 +250,13 @@ class Client:
         self.random_pending: list[Any] | None = None  # the oracle reseeded its random: the worker follows
         self.callbacks = 0  # callbacks answered in this property (capped: MAX_CALLBACKS)
         self.via = ""  # what the request in flight asked, for the message of an unnamed handle
+        # Linked containers (see worker.Worker.links): the oracle's own list, dict, set or bytearray that
+        # candidate code holds on to, kept in step with the worker's copy before and after every frame.
+        self.links: dict[int, Any] = {}  # link id → the oracle's container
+        self.link_of: dict[int, int] = {}  # id(container) → link id
+        self.link_state: dict[int, str] = {}  # link id → the JSON both sides last agreed on
+        self.offered: dict[int, Any] = {}  # link id → a container handed over by a call in flight
+        self.next_link = 1
         self.oracle_roots: list[str] = []  # the pack's directory: a class defined under it is a test's own
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
@@ -309,6 +316,8 @@ class Client:
         self.reader = codec.Reader(from_worker_r, self.spin_s)
         self.generation += 1
         self.releases.clear()
+        for table in (self.links, self.link_of, self.link_state, self.offered):
+            table.clear()
         if self not in _CLIENTS:
             _CLIENTS.append(self)
         self.local.clear()
@@ -453,7 +462,9 @@ class Client:
                 raise codec.ProtocolError("a frame of an unknown shape")
             if "op" in frame:
                 self._extras(frame)
-                codec.write_frame(self.wfd, self._serve(frame))
+                answer = self._serve(frame)
+                self._sync_out(answer)
+                codec.write_frame(self.wfd, answer)
                 continue
             return frame
 
@@ -476,6 +487,7 @@ class Client:
                 message["rel"], self.releases = self.releases, []
             if self.random_pending is not None:
                 message["rnd"], self.random_pending = self.random_pending, None
+            self._sync_out(message)
             if self.depth == 0:
                 self.raised_in_callbacks = []
             self.depth += 1
@@ -541,6 +553,8 @@ class Client:
             obj = self.local.pop(rid, None) if type(rid) is int else None
             if obj is not None and self.local_ids.get(id(obj)) == rid:
                 del self.local_ids[id(obj)]
+        if "kept" in frame or "sync" in frame or "unlink" in frame:
+            self._sync_in(frame)
         out, err = frame.get("out"), frame.get("err")
         if isinstance(out, str) and out:
             sys.stdout.write(out)
@@ -557,15 +571,77 @@ class Client:
                 continue
             warnings.warn_explicit(text, category, path, line, module=path.rpartition("/")[2].rpartition(".")[0])
 
-    def encode(self, value: Any) -> Any:
-        return codec.encode(value, lambda obj: encode_local(self, obj))
+    def encode(self, value: Any, top: bool = True) -> Any:
+        return codec.encode(value, lambda obj: encode_local(self, obj), links=self.link_of or None, top=top)
+
+    # linked containers
+
+    def _offer(self, value: Any) -> Any:
+        """A call's argument: a list, dict, set or bytearray goes by value with a link id, so that if candidate
+        code holds on to it (a cache it stores, a list a lazy iterator reads) the two stay in step."""
+        if type(value) not in (list, dict, set, bytearray) or len(value) > MAX_LINKED_ITEMS:
+            return self.encode(value)
+        lid = self.link_of.get(id(value))
+        if lid is not None and self.links.get(lid) is value:
+            return {"lk": lid}
+        lid = self.next_link
+        self.next_link += 1
+        tree = self.encode(value, top=False)
+        self.offered[lid] = value
+        self.link_state[lid] = codec.dumps(tree)
+        return {"lk": [lid, tree]}
+
+    def _sync_out(self, frame: dict[str, Any]) -> None:
+        """Attach the new state of every linked container the oracle's code changed since the last frame."""
+        changed = []
+        for lid, value in self.links.items():
+            tree = self.encode(value, top=False)
+            text = codec.dumps(tree)
+            if text != self.link_state.get(lid):
+                changed.append([lid, tree])
+                self.link_state[lid] = text
+        if changed:
+            frame["sync"] = changed
+
+    def _sync_in(self, frame: dict[str, Any]) -> None:
+        """The worker's word on linked containers: which it kept, their new states, which it let go."""
+        for lid in frame.get("kept") or ():
+            value = self.offered.get(lid) if type(lid) is int else None
+            if value is not None:
+                self.links[lid], self.link_of[id(value)] = value, lid
+        for lid in frame.get("unlink") or ():
+            value = self.links.pop(lid, None) if type(lid) is int else None
+            self.link_state.pop(lid, None)
+            if value is not None and self.link_of.get(id(value)) == lid:
+                del self.link_of[id(value)]
+        for lid, tree in frame.get("sync") or ():
+            value = self.links.get(lid) if type(lid) is int else None
+            if value is None:
+                continue
+            new = decode(self, tree, self.generation)
+            if type(new) is not type(value):
+                raise codec.ProtocolError("a linked container changed type")
+            if isinstance(value, (list, bytearray)):
+                value[:] = new
+            else:
+                value.clear()
+                value.update(new)
+            self.link_state[lid] = codec.dumps(tree)
 
     def call(self, target: dict[str, Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Call a candidate callable; lists, dicts, sets and bytearrays passed to it are changed here in
-        place as the candidate changed its copies (the oracle sees in-place APIs as they are)."""
-        message = {"op": "call", "obj": target, "args": self.encode(list(args)),
-                   "kw": [[k, self.encode(v)] for k, v in kwargs.items()]}
-        answer, generation = self.roundtrip(message)
+        place as the candidate changed its copies (the oracle sees in-place APIs as they are), and stay in
+        step with them while candidate code holds on to them (:meth:`_offer`)."""
+        before = set(self.offered)
+        message = {"op": "call", "obj": target, "args": [self._offer(a) for a in args],
+                   "kw": [[k, self._offer(v)] for k, v in kwargs.items()]}
+        try:
+            answer, generation = self.roundtrip(message)
+        finally:
+            for lid in set(self.offered) - before:  # kept ones are links now; the rest were only arguments
+                value = self.offered.pop(lid)
+                if self.links.get(lid) is not value:
+                    self.link_state.pop(lid, None)
         mutated = answer.get("mut")
         if mutated is not None and "ok" in answer:
             try:
@@ -689,6 +765,7 @@ class Client:
 
 
 MAX_LOCAL = 1_000_000  # oracle objects the worker may hold by reference at once
+MAX_LINKED_ITEMS = 10_000  # a larger argument container goes by value only (changes come back after the call)
 MAX_CALLBACKS = 10_000_000  # callbacks into the oracle per property
 MAX_DEPTH = 64  # calls nested across the boundary
 MAX_BATCH = 1024  # items of an iterator taken by one request
@@ -714,18 +791,24 @@ def _oracle_stack() -> list[list[Any]]:
             if not f.filename.startswith(here)][-20:]
 
 
+# Modules whose objects never answer attribute callbacks: the judge's own (pytest, pluggy, Hypothesis, this
+# package, the plugin), so a fixture object the oracle hands over cannot lead into its machinery.
+_INTERNAL = ("_pytest", "pytest", "pluggy", "hypothesis", "_hypothesis", "py", "_verdict_gate_boundary",
+             "verdict_gate", "verdict_gate_plugin", "sys", "builtins", "importlib", "gc", "inspect", "types")
+
+
 def _pack_class(obj: Any, client: Client) -> bool:
-    """A test's own instance (its class defined by the oracle's code, not pytest's, a library's or the
-    standard library's), or a plain attribute holder: what a callback may read and set attributes of."""
-    cls = type(obj)
-    if cls is types.SimpleNamespace or (cls.__module__ == "argparse" and cls.__qualname__ == "Namespace"):
-        return True
-    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                        types.MethodType, types.CodeType, types.FrameType)):
+    """An object whose public attributes a callback may read and set: an instance of a test's own class, of a
+    library's or of the standard library's (a file, a lock, an ``argparse.Namespace`` the test handed over),
+    never a module, a class, a function or method, a frame, nor an object of the judge's own machinery
+    (:data:`_INTERNAL`)."""
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                        types.CodeType, types.FrameType, types.TracebackType, types.GeneratorType,
+                        types.CoroutineType, types.MethodWrapperType, types.WrapperDescriptorType,
+                        types.MappingProxyType)):
         return False
-    module = sys.modules.get(cls.__module__)
-    path = getattr(module, "__file__", None)
-    return isinstance(path, str) and any(path.startswith(root) for root in client.oracle_roots)
+    module = type.__dict__["__module__"].__get__(type(obj))
+    return isinstance(module, str) and module.partition(".")[0] not in _INTERNAL
 
 
 def _caps(obj: Any) -> list[str]:
@@ -734,7 +817,8 @@ def _caps(obj: Any) -> list[str]:
     caps = [cap for cap, name in (("call", "__call__"), ("iter", "__iter__"), ("next", "__next__"),
                                   ("len", "__len__"), ("getitem", "__getitem__"), ("setitem", "__setitem__"),
                                   ("delitem", "__delitem__"), ("contains", "__contains__"),
-                                  ("index", "__index__"), ("int", "__int__"), ("float", "__float__"))
+                                  ("index", "__index__"), ("int", "__int__"), ("float", "__float__"),
+                                  ("enter", "__enter__"))
             if hasattr(t, name)]
     if isinstance(obj, type):
         caps.append("type")
@@ -777,8 +861,15 @@ class _Callbacks:
             return obj[one]
         if do == "contains":
             return one in obj
-        if do in cls.COMPARE:
-            return getattr(operator, do)(obj, one)
+        if do in cls.COMPARE:  # the object's own answer; NotImplemented lets the worker reflect it there
+            method = getattr(type(obj), cls.COMPARE[do], None)
+            return NotImplemented if method is None else method(obj, one)
+        if do == "enter" and hasattr(type(obj), "__enter__"):
+            return obj.__enter__()
+        if do == "exit" and hasattr(type(obj), "__exit__"):
+            return bool(obj.__exit__(None, None, None) if one is None else obj.__exit__(type(one), one, None))
+        if do == "signature" and callable(obj):
+            return _signature(obj)
         if do in ("instancecheck", "subclasscheck"):
             if not isinstance(obj, type):
                 raise _Refused("not a class")
@@ -802,6 +893,21 @@ class _Callbacks:
             return sorted(n for n in dir(obj) if not n.startswith("_")) if _pack_class(obj, client) else []
         raise _Refused(f"an oracle {type(obj).__name__} answers no {do} {name or ''} across the isolation boundary"
                        .rstrip())
+
+
+def _signature(obj: Any) -> Any:
+    """``inspect.signature`` of an oracle callable as data (``[[name, kind, default or absent], …]``, ``None``
+    when it has none), so candidate code introspecting a callback (toolz's curry, ``functools``) sees it."""
+    import inspect
+
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for p in sig.parameters.values():
+        out.append([p.name, int(p.kind), [] if p.default is inspect.Parameter.empty else [p.default]])
+    return out
 
 
 class _ModuleGlobals:
@@ -1067,6 +1173,13 @@ class Handle:
             return False
         return bool(answer)
 
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        """A candidate function or descriptor that is an attribute of an oracle class (``get =
+        cachedmethod(...)(f)`` in a test's class body) binds as it would in plain Python, in the worker."""
+        if not self._vg_desc.get("dg"):
+            return self
+        return self._vg_op("__get__", (instance, owner))
+
     def __copy__(self) -> Any:
         return self._vg_op("__copy__")
 
@@ -1209,6 +1322,10 @@ class RemoteClass(Handle):
     def __instancecheck__(self, obj: Any) -> bool:
         return _is_instance(obj, self._vg_desc)
 
+    def _vg_compare(self, name: str, other: Any) -> Any:
+        # A class equals only itself (unless its metaclass says otherwise, which the worker answers).
+        return self._vg_op(name, other) if self._vg_peer(other) else NotImplemented
+
     def __subclasscheck__(self, cls: Any) -> bool:
         mro = getattr(cls, "_vg_mro", None) or (cls._vg_desc.get("t") if isinstance(cls, Handle) else None) or []
         return list(self._vg_desc["t"][0]) in [list(n) for n in mro]
@@ -1242,10 +1359,16 @@ def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], kwar
                            f"worker ({type(exc).__name__}: {exc}); set `isolation: none` for this property") from None
     # The names the statement uses, as its frame sees them: a class written inside a test function reads
     # that function's locals (a fixture, a closure variable) before the module's globals.
-    globals_ = _ModuleGlobals({**frame.f_globals, **frame.f_locals}, used)
+    scope = {**frame.f_globals, **frame.f_locals}
+    globals_ = _ModuleGlobals(scope, used)
     ref = client.reference(globals_)["o"]["id"]
+    # The names the class statement uses go with it (a class body reads them with LOAD_NAME, which a lazy
+    # globals mapping cannot answer); a method may still read a later one through the reference.
+    values = [[n, client.encode(scope[n])] for n in used if n in scope and not n.startswith("__")
+              and not (isinstance(scope[n], types.ModuleType) and not isinstance(scope[n], ProxyModule)
+                       and scope[n].__name__.partition(".")[0] not in sys.stdlib_module_names)]
     cls = client.request({"op": "subclass", "name": name, "qualname": qualname, "module": module, "src": text,
-                          "file": filename, "names": used, "globals": ref})
+                          "file": filename, "names": used, "globals": ref, "values": values})
     if isinstance(cls, Handle):
         client.named.add((module, qualname))
         t = cls._vg_desc.get("t") or []
@@ -1525,6 +1648,11 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
                 if p["id"] in client.releases:  # an earlier handle of it died, its release not sent yet
                     client.releases.remove(p["id"])
             return handle
+        if tag == "lk":
+            value = client.links.get(p, client.offered.get(p)) if type(p) is int else None
+            if value is None:
+                raise codec.ProtocolError("the worker named a linked container it was never given")
+            return value
         if tag == "o":
             rid = p if type(p) is int else None
             if rid is None or rid not in client.local:

@@ -53,25 +53,32 @@ BATCH_BYTES = 1 << 20  # a rough bound on the size of one batch's items
 MAX_OUTPUT = 1 << 20  # characters of stdout and of stderr forwarded with one answer
 MAX_WARNINGS = 100  # warnings forwarded with one answer
 MAX_RAISED = 64  # exceptions kept for the oracle to hand back to a candidate __exit__
+MAX_LINKS = 256  # containers kept in step with the oracle's at once
 
-_BINARY: dict[str, Any] = {
-    "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
-    "__floordiv__": operator.floordiv, "__mod__": operator.mod, "__pow__": operator.pow,
-    "__matmul__": operator.matmul, "__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor,
-    "__lshift__": operator.lshift, "__rshift__": operator.rshift,
-    "__radd__": lambda a, b: b + a, "__rsub__": lambda a, b: b - a, "__rmul__": lambda a, b: b * a,
-    "__rtruediv__": lambda a, b: b / a, "__rfloordiv__": lambda a, b: b // a, "__rmod__": lambda a, b: b % a,
-    "__rpow__": lambda a, b: b ** a, "__rand__": lambda a, b: b & a, "__ror__": lambda a, b: b | a,
-    "__rxor__": lambda a, b: b ^ a, "__rlshift__": lambda a, b: b << a, "__rrshift__": lambda a, b: b >> a,
-    "__rmatmul__": lambda a, b: b @ a,
-    "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
-    "__gt__": operator.gt, "__ge__": operator.ge,
+def _dunder(name: str) -> Any:
+    """``type(a).NAME(a, b)``: the object's own answer, ``NotImplemented`` included, so that the asking side
+    (the oracle) tries the reflected operation itself, as Python would with both objects in one process."""
+
+    def call(a: Any, b: Any) -> Any:
+        method = getattr(type(a), name, None)
+        return NotImplemented if method is None else method(a, b)
+
+    return call
+
+
+_REFLECTABLE = ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
+                "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__divmod__",
+                "__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__",
+                "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__rdivmod__",
+                "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+_BINARY: dict[str, Any] = {name: _dunder(name) for name in _REFLECTABLE}
+_BINARY.update({
     "__getitem__": operator.getitem, "__delitem__": operator.delitem, "__contains__": operator.contains,
-    "__divmod__": divmod, "__rdivmod__": lambda a, b: divmod(b, a),
     "__iadd__": operator.iadd, "__isub__": operator.isub, "__imul__": operator.imul, "__ior__": operator.ior,
     "__iand__": operator.iand, "__ixor__": operator.ixor,
     "__deepcopy__": lambda a, _memo: copy.deepcopy(a), "__round2__": round,
-}
+    "__get__": lambda a, io: type(a).__get__(a, io[0], io[1]) if hasattr(type(a), "__get__") else a,
+})
 _UNARY: dict[str, Any] = {
     "__len__": len, "__iter__": iter, "__repr__": repr, "__str__": str, "__bool__": bool,
     "__int__": int, "__float__": float, "__index__": operator.index, "__neg__": operator.neg,
@@ -152,6 +159,8 @@ class OracleRef:
             # nothing of the oracle's modules, pytest or the plugin is reachable from here.
             if name in ("__name__", "__qualname__", "__module__", "__doc__") and name in self._vg_info.get("n", {}):
                 return self._vg_info["n"][name]
+            if name == "__signature__" and "call" in (self._vg_info.get("c") or ()):
+                return _signature(self._vg("signature"))  # inspect.signature() of a callback
             raise AttributeError(f"an oracle object exposes no {name!r} across the isolation boundary")
         return self._vg("getattr", name=name)
 
@@ -171,6 +180,17 @@ class OracleRef:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self._vg_worker.released.append(self._vg_id)
+
+
+def _signature(params: Any) -> Any:
+    """The ``inspect.Signature`` of an oracle callable from its data (see ``proxy._signature``)."""
+    import inspect
+
+    if params is None:
+        raise AttributeError("__signature__")
+    return inspect.Signature([inspect.Parameter(name, inspect._ParameterKind(kind),
+                                                default=default[0] if default else inspect.Parameter.empty)
+                              for name, kind, default in params])
 
 
 def _call(self: OracleRef, *args: Any, **kwargs: Any) -> Any:
@@ -321,6 +341,13 @@ class Worker:
         self.called: tuple[list[Any], dict[str, Any]] | None = None
         self.warned: list[list[Any]] = []
         self.raised: dict[int, BaseException] = {}  # the last exceptions sent, by id (see exception())
+        # Linked containers: a list, dict, set or bytearray the oracle handed over that candidate code held on
+        # to (a cache it stores, a list a lazy iterator reads): this copy and the oracle's own are kept in step.
+        self.links: dict[int, Any] = {}  # link id → this side's copy
+        self.link_of: dict[int, int] = {}  # id(copy) → link id
+        self.link_state: dict[int, str] = {}  # link id → the JSON both sides last agreed on
+        self.pending: dict[int, Any] = {}  # link id → a copy handed over by the request being served
+        self.kept: list[int] = []
         self.out, self.err = _Output("stdout"), _Output("stderr")
 
     # -- encoding (worker → oracle) ---------------------------------------------------------------
@@ -435,6 +462,8 @@ class Worker:
         kind = "fn" if callable(obj) else "obj"
         desc = {"k": kind, "t": codec.mro_names(t), "ref": self._ref(obj) if kind == "fn" else None,
                 "id": self._handle(obj)}
+        if hasattr(t, "__get__"):
+            desc["dg"] = True  # a descriptor (a function, cachedmethod …): an oracle class binds it as a method
         if kind == "fn":
             names = {}
             for attr in ("__name__", "__qualname__", "__module__"):
@@ -446,14 +475,72 @@ class Worker:
 
     live = False  # whether a list/dict/set result is held live (an attribute read) or sent by value (a call)
 
-    def encode(self, value: Any, live: bool = False) -> Any:
-        if live and type(value) in (list, dict, set, bytearray):
+    def encode(self, value: Any, live: bool = False, top: bool = True) -> Any:
+        if live and type(value) in (list, dict, set, bytearray) and id(value) not in self.link_of:
             self.live = True
             try:
                 return self._fallback(value)
             finally:
                 self.live = False
-        return codec.encode(value, self._fallback, records=self._record)
+        return codec.encode(value, self._fallback, records=self._record, links=self.link_of or None, top=top)
+
+    # -- linked containers ------------------------------------------------------------------------
+
+    def _linked(self, p: Any) -> Any:
+        if type(p) is int:
+            found = self.links.get(p, self.pending.get(p))
+            if found is None:
+                raise codec.ProtocolError("a linked container this worker does not hold")
+            return found
+        lid, tree = int(p[0]), p[1]
+        copy_ = self.decode(tree)
+        if type(copy_) not in (list, dict, set, bytearray):
+            raise codec.ProtocolError("a link to something that is not a container")
+        self.pending[lid] = copy_
+        self.link_state[lid] = codec.dumps(tree)
+        return copy_
+
+    def _keep(self, base: dict[int, int]) -> None:
+        """After a call: the containers it was handed that candidate code now holds more references to
+        (it stored one, returned it, a lazy iterator reads it) stay linked; the rest were only arguments."""
+        for lid, copy_ in self.pending.items():
+            if sys.getrefcount(copy_) > base[lid] and len(self.links) < MAX_LINKS:
+                self.links[lid], self.link_of[id(copy_)] = copy_, lid
+                self.kept.append(lid)
+            elif lid not in self.links:
+                self.link_state.pop(lid, None)
+        self.pending = {}
+
+    def _sync_out(self, frame: dict[str, Any]) -> None:
+        """Attach the new state of every linked container candidate code changed, and drop those it let go."""
+        if self.kept:
+            frame["kept"], self.kept = self.kept, []
+        if not self.links:
+            return
+        changed, dropped = [], []
+        for lid in list(self.links):
+            copy_ = self.links[lid]
+            if sys.getrefcount(copy_) <= 3:  # the table, this name, the call: nothing of the candidate's
+                del self.links[lid], self.link_of[id(copy_)], self.link_state[lid]
+                dropped.append(lid)
+                continue
+            tree = self.encode(copy_, top=False)
+            text = codec.dumps(tree)
+            if text != self.link_state.get(lid):
+                changed.append([lid, tree])
+                self.link_state[lid] = text
+        if changed:
+            frame["sync"] = changed
+        if dropped:
+            frame["unlink"] = dropped
+
+    def _sync_in(self, frame: dict[str, Any]) -> None:
+        """Apply the oracle's changes to the containers it shares with this side (its code changed them)."""
+        for lid, tree in frame.get("sync") or ():
+            copy_ = self.links.get(lid)
+            if copy_ is not None:
+                _replace(copy_, self.decode(tree))
+                self.link_state[lid] = codec.dumps(tree)
 
     # -- decoding (oracle → worker) ---------------------------------------------------------------
 
@@ -473,6 +560,8 @@ class Worker:
             if p.get("ref"):
                 return self._resolve_ref(p["ref"])
             raise codec.ProtocolError("a handle this worker does not hold (it was restarted?)")
+        if tag == "lk":
+            return self._linked(p)
         if tag == "o":
             rid = int(p["id"]) if isinstance(p, dict) else int(p)
             ref = self.refs.get(rid)
@@ -512,6 +601,7 @@ class Worker:
         if self.released:
             message["rel"], self.released = self.released, []
         self._attach(message)
+        self._sync_out(message)
         codec.write_frame(self.wfd, message)
         while True:
             frame = self.reader.frame(cap=codec.MAX_MESSAGE)
@@ -524,6 +614,7 @@ class Worker:
                 continue
             if not isinstance(frame, dict):
                 raise codec.ProtocolError("the oracle sent an answer of an unknown shape")
+            self._sync_in(frame)
             return frame
 
     def callback(self, rid: int, do: str, args: list[Any], extra: dict[str, Any]) -> Any:
@@ -605,6 +696,7 @@ class Worker:
     def handle(self, req: dict[str, Any]) -> Any:
         for hid in req.get("rel") or ():
             self._release(hid)
+        self._sync_in(req)
         rnd = req.get("rnd")
         if rnd is not None:
             self._random(rnd)
@@ -621,10 +713,15 @@ class Worker:
             delattr(self._target(req), req["name"])
             return None
         if op == "call":
+            self.pending = {}
             args = self.decode(req.get("args") or [])
             kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
             self.called = (args, kwargs)
-            return self._target(req)(*args, **kwargs)
+            base = {lid: sys.getrefcount(c) for lid, c in self.pending.items()}
+            try:
+                return self._target(req)(*args, **kwargs)
+            finally:
+                self._keep(base)
         if op == "next":
             return self._batch(self._target(req), min(max(int(req.get("n") or 1), 1), MAX_BATCH))
         if op == "dunder":
@@ -686,6 +783,8 @@ class Worker:
         §8.1 "Subclasses"): its instances live beside their base class; the oracle holds handles."""
         name, qualname, module = str(req["name"]), str(req["qualname"]), str(req["module"])
         namespace = _Globals(self, int(req["globals"]), [str(n) for n in req.get("names") or []], module)
+        for key, value in req.get("values") or []:
+            namespace[str(key)] = self.decode(value)
         code = compile(str(req["src"]), str(req["file"]), "exec")
         exec(code, namespace)  # noqa: S102 - the oracle's own class statement, run in the sandbox
         cls = namespace[name]
@@ -710,7 +809,7 @@ class Worker:
         out = []
         for key, value in [*enumerate(args), *kwargs.items()]:
             if type(value) in (list, dict, set, bytearray):
-                out.append([key, self.encode(value)])
+                out.append([key, self.encode(value, top=False)])
         return out
 
     def exception(self, exc: BaseException) -> dict[str, Any]:
@@ -783,6 +882,7 @@ class Worker:
         if self.released:
             answer["rel"], self.released = self.released, []
         self._attach(answer)
+        self._sync_out(answer)
         try:
             codec.write_frame(self.wfd, answer)
         except (TypeError, ValueError) as exc:
@@ -797,6 +897,17 @@ class Worker:
             if not isinstance(req, dict):
                 return
             self.serve_one(req)
+
+
+def _replace(container: Any, value: Any) -> None:
+    """Make ``container`` hold what ``value`` holds, in place (a linked container's new state)."""
+    if type(container) is not type(value):
+        raise codec.ProtocolError("a linked container changed type")
+    if isinstance(container, (list, bytearray)):
+        container[:] = value
+    else:
+        container.clear()
+        container.update(value)
 
 
 class _Live:

@@ -148,8 +148,7 @@ def _skip_unless(level: str) -> None:
 def _module(client: proxy.Client, name: str) -> Any:
     """A proxy module without installing the import hook in the test process."""
     client.request({"op": "import", "mod": name})
-    module = proxy.ProxyModule(name)
-    module.__dict__["_vg_client"] = client
+    module = proxy.ProxyModule(name, client)
     return module
 
 
@@ -187,23 +186,16 @@ def test_nan_crosses_as_a_float_that_equals_nothing(ops: Any) -> None:
     assert type(got) is float and math.isnan(got)
 
 
-def test_an_int_subclass_never_crosses_as_int(ops: Any) -> None:
+def test_an_int_subclass_crosses_as_its_value_and_its_lying_eq_stays_behind(ops: Any) -> None:
     got = ops.lying_int()
-    assert type(got) is not int and type(got).__name__ == "LyingInt"
-    # Its class was never named by the oracle: comparing it with an oracle value fails, naming the class and
-    # the call that returned it (docs/design.md §8.1), whatever its __eq__ would say.
-    for compare in (lambda: got == 5, lambda: got != 6, lambda: got < 7):
-        with pytest.raises(TypeError, match=r"calc\.ops\.LyingInt \(returned by lying_int\(\.\.\.\)\)"):
-            compare()
-    assert str(got) == "5" and f"{got}" == "5"  # str() and format() are the candidate's own text
-    assert repr(got) == "5"  # repr() in the test's own code too
-    assert saferepr_of(got) == "<candidate calc.ops.LyingInt: 5>"  # pytest's report marks it as the candidate's
+    assert type(got) is not int and isinstance(got, int) and type(got).__name__ == "LyingInt"
+    # Its class was never named by the oracle: it compares and hashes as the int it is, whatever its __eq__
+    # says (it says "equal to everything").
+    assert got == 5 and got != 6 and got < 7 and hash(got) == hash(5)
+    assert str(got) == "5" and f"{got}" == "5"
+    assert isinstance(got, ops.LyingInt)  # and it is still the candidate's class
 
 
-def saferepr_of(value: Any) -> str:
-    from _pytest._io.saferepr import saferepr
-
-    return saferepr(value)
 
 
 def test_an_object_equal_to_everything_is_equal_to_no_oracle_value(ops: Any) -> None:
@@ -242,7 +234,7 @@ def test_exceptions_are_raised_again_as_builtin_or_mirrored_classes(ops: Any) ->
         ops.echo(1) / ops.echo(0)
     with pytest.raises(proxy.CandidateBaseException, match="SystemExit"):
         ops.leave()  # outside a test's call (collection, a fixture) pytest would stop on a SystemExit
-    ops.__dict__["_vg_client"].as_itself = True  # what the plugin sets while a test's function runs
+    proxy._client_of(ops).as_itself = True  # what the plugin sets while a test's function runs
     with pytest.raises(SystemExit) as exit_info:
         ops.leave()  # as itself (pytest reports an uncaught one as the test's failure)
     assert exit_info.value.code == 0 and exit_info.value.__verdict_gate_origin__ == "candidate"
@@ -263,7 +255,7 @@ def test_an_oracle_function_crosses_by_reference(ops: Any) -> None:
 
 @pytest.mark.parametrize("attack", ["die", "garbage", "flood"])
 def test_a_worker_that_dies_or_sends_garbage_is_a_recorded_crash(ops: Any, attack: str) -> None:
-    client = ops.__dict__["_vg_client"]
+    client = proxy._client_of(ops)
     with pytest.raises(proxy.WorkerCrashed):
         getattr(ops, attack)()
     assert client.failure  # recorded out of band: catching the exception cannot hide it
@@ -274,7 +266,7 @@ def test_a_worker_that_dies_or_sends_garbage_is_a_recorded_crash(ops: Any, attac
 
 
 def test_an_oversized_answer_is_a_crash_not_a_read(ops: Any) -> None:
-    client = ops.__dict__["_vg_client"]
+    client = proxy._client_of(ops)
     with pytest.raises((proxy.WorkerCrashed, MemoryError)):
         ops.huge(codec.MAX_MESSAGE + 1)
     client.new_property()
@@ -283,7 +275,7 @@ def test_an_oversized_answer_is_a_crash_not_a_read(ops: Any) -> None:
 
 
 def test_stale_handles_after_a_restart_fail_closed(ops: Any) -> None:
-    client = ops.__dict__["_vg_client"]
+    client = proxy._client_of(ops)
     box = ops.Box([1])
     with pytest.raises(proxy.WorkerCrashed):
         ops.die()

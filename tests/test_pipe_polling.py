@@ -153,8 +153,7 @@ def test_a_polling_worker_pins_itself_to_its_own_cpu_and_answers(tmp_path: Path)
     try:
         client.start()
         client.request({"op": "import", "mod": "polled"})
-        module = proxy.ProxyModule("polled")
-        module.__dict__["_vg_client"] = client
+        module = proxy.ProxyModule("polled", client)
         assert [module.add(i, 1) for i in range(200)] == [i + 1 for i in range(200)]
         assert client.proc is not None
         assert os.sched_getaffinity(client.proc.pid) == {cpus[0]}
@@ -200,8 +199,7 @@ def test_a_worker_that_sends_half_an_answer_and_hangs_is_a_crash(tmp_path: Path)
     try:
         client.start()
         client.request({"op": "import", "mod": "stalls"})
-        module = proxy.ProxyModule("stalls")
-        module.__dict__["_vg_client"] = client
+        module = proxy.ProxyModule("stalls", client)
         start = time.monotonic()
         with pytest.raises(proxy.WorkerCrashed, match="stopped after 5 of its bytes"):
             module.stall()

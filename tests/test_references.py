@@ -201,8 +201,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _module(client: proxy.Client, name: str) -> Any:
     client.request({"op": "import", "mod": name})
-    module = proxy.ProxyModule(name)
-    module.__dict__["_vg_client"] = client
+    module = proxy.ProxyModule(name, client)
     return module
 
 
@@ -553,3 +552,24 @@ def test_a_container_the_candidate_holds_on_to_stays_one_container(tree: Path, c
     assert next(sums) == 3
     xs.append(10)
     assert next(sums) == 13  # a lazy iterator over the oracle's list sees the oracle's change
+
+
+def test_vars_of_a_candidate_module_is_its_namespace(lib: Any) -> None:
+    names = vars(lib)
+    assert {"apply", "Base", "TABLE"} <= set(names) and "_vg_client" not in names
+    assert names["TABLE"] == {"a": 1} and "_vg_client" not in dir(lib)
+
+
+def test_shared_values_stay_shared_and_cycles_cross(lib: Any) -> None:
+    inner: list[int] = []
+    got = lib.echo([inner, inner, (inner,)])
+    assert got[0] is got[1] is got[2][0]  # one object, as sent
+    loop: list[Any] = [1]
+    loop.append(loop)
+    back = lib.echo(loop)
+    assert back[1] is back
+
+
+def test_candidate_exception_classes_are_built_by_the_candidate(lib: Any) -> None:
+    built = lib.Coded(9)  # the candidate's __init__ ran: its message and attribute
+    assert str(built) == "code 9" and built.args == ("code 9",) and isinstance(built, lib.Coded)

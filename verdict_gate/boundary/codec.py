@@ -16,7 +16,8 @@ Values (both directions) are JSON trees:
 - Everything else is a one-key object whose key is a tag (see :func:`decode`): tuples, dicts, sets,
   bytes, special floats, ``complex``, ``Decimal``, ``Fraction``, ``datetime`` types, ``UUID``,
   paths, big ints, ``range``, ``slice``, ``Ellipsis``, ``NotImplemented``, ``OrderedDict``, ``Counter``,
-  ``defaultdict``, ``deque``, ``SimpleNamespace`` (each rebuilt as exactly that type); records (dataclass, named tuple,
+  ``defaultdict``, ``deque``, ``SimpleNamespace``, ``argparse.Namespace`` (each rebuilt as exactly that
+  type); records (dataclass, named tuple,
   attrs instance, enum member) as their class name plus fields; exception classes by their method
   resolution order; a list, dict, set or bytearray both sides keep in step as a link (``lk``: its id, or
   its id and value when it is first handed over); a candidate object as a handle (``h``: an id in the
@@ -226,11 +227,44 @@ def _float(value: float) -> Any:
 
 
 class _Budget:
-    __slots__ = ("nodes", "links", "top")
+    __slots__ = ("nodes", "links", "top", "shared", "labels", "opening")
 
-    def __init__(self, links: dict[int, int] | None = None, top: bool = True) -> None:
+    def __init__(self, links: dict[int, int] | None = None, top: bool = True,
+                 shared: set[int] | None = None) -> None:
         self.nodes = 0
         self.links, self.top = links, top  # linked containers (id → link id); whether the top value may be one
+        self.shared = shared  # ids of containers that occur more than once in the value (or in a cycle)
+        self.labels: dict[int, int] = {}  # id → label, for those already encoded
+        self.opening: int | None = None  # the id of the shared object whose items are encoded next
+
+
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _sharing(value: Any) -> set[int]:
+    """The ids of the containers that occur more than once in ``value`` (the same list twice in a list, a
+    list that holds itself): they travel once, labelled, so the other side gets one object too (Python
+    semantics: ``xs * 3`` repeats the same objects; ``id``, ``is`` and in-place changes see that)."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    stack = [value]
+    walked = 0
+    while stack and walked < MAX_NODES:
+        v = stack.pop()
+        walked += 1
+        t = type(v)
+        if t not in _CONTAINERS:
+            continue
+        if id(v) in seen:
+            shared.add(id(v))
+            continue
+        seen.add(id(v))
+        if t is dict:
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        else:
+            stack.extend(v)
+    return shared
 
 
 Fallback = Callable[[Any], Any]
@@ -256,7 +290,8 @@ def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | No
     t = type(value)
     if t is list and len(value) < MAX_NODES and not links and _scalars(value):
         return value[:]  # the common case (a call's arguments), without a walk of its own
-    return _enc(value, fallback, records, 0, _Budget(links, top))
+    shared = _sharing(value) if t in _CONTAINERS else None
+    return _enc(value, fallback, records, 0, _Budget(links, top, shared or None))
 
 
 def _scalars(values: list[Any]) -> bool:
@@ -289,6 +324,15 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
     if budget.links and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget.links \
             and (depth or budget.top):
         return {"lk": budget.links[id(v)]}
+    if budget.shared is not None:
+        if budget.opening == id(v):
+            budget.opening = None  # the labelled object itself: its items follow
+        elif id(v) in budget.labels:
+            return {"@": budget.labels[id(v)]}  # the same object again (or the one being encoded: a cycle)
+        elif id(v) in budget.shared:
+            label = budget.labels[id(v)] = len(budget.labels)
+            budget.opening = id(v)
+            return {"=": [label, _enc(v, fb, rec, depth, budget)]}
     d = depth + 1
     if t is list:
         return [_enc(x, fb, rec, d, budget) for x in v]
@@ -338,8 +382,9 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
                        [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]]}
     if t is collections.deque:
         return {"dq": [[_enc(x, fb, rec, d, budget) for x in v], v.maxlen]}
-    if t is types.SimpleNamespace:
-        return {"ns": [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in vars(v).items()]}
+    if t is types.SimpleNamespace or (t.__name__ == "Namespace" and t.__module__ == "argparse"):
+        return {"ns" if t is types.SimpleNamespace else "ans":
+                [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in vars(v).items()]}
     if rec is not None:
         got = rec(v)
         if got is not None:
@@ -385,27 +430,63 @@ def decode(tree: Any, make: Make) -> Any:
     Raises:
         ProtocolError: an unknown tag, or a payload of the wrong shape.
     """
-    return _dec(tree, make)
+    return _dec(tree, make, {})
 
 
-def _dec(x: Any, make: Make) -> Any:
+def _labelled(p: Any, make: Make, labels: dict[int, Any]) -> Any:
+    """A container that occurs more than once: a list, dict or set is made empty and registered before its
+    items (so that a cycle comes back as one), a tuple or frozenset after them."""
+    label, inner = p
+    if type(label) is not int or label in labels:
+        raise ProtocolError("a malformed label")
+    if type(inner) is list:
+        out: Any = []
+        labels[label] = out
+        out.extend(_dec(i, make, labels) for i in inner)
+        return out
+    if type(inner) is dict and len(inner) == 1 and next(iter(inner)) in ("d", "s"):
+        ((tag, items),) = inner.items()
+        out = {} if tag == "d" else set()
+        labels[label] = out
+        if tag == "d":
+            out.update((_dec(k, make, labels), _dec(v, make, labels)) for k, v in items)
+        else:
+            out.update(_dec(i, make, labels) for i in items)
+        return out
+    labels[label] = _UNFINISHED
+    value = _dec(inner, make, labels)
+    labels[label] = value
+    return value
+
+
+_UNFINISHED = object()
+
+
+def _dec(x: Any, make: Make, labels: dict[int, Any]) -> Any:
     t = type(x)
     if x is None or t is bool or t is int or t is float or t is str:
         return x
     if t is list:
-        return [_dec(i, make) for i in x]
+        return [_dec(i, make, labels) for i in x]
     if t is not dict or len(x) != 1:
         raise ProtocolError("a value of an unknown shape")
     ((tag, p),) = x.items()
+    if tag == "=" or tag == "@":
+        if tag == "=" and type(p) is list and len(p) == 2:
+            return _labelled(p, make, labels)
+        found = labels.get(p) if type(p) is int else None
+        if found is None or found is _UNFINISHED:
+            raise ProtocolError("a reference to a value not yet (or never) sent")
+        return found
     try:
         if tag == "t":
-            return tuple(_dec(i, make) for i in p)
+            return tuple(_dec(i, make, labels) for i in p)
         if tag == "d":
-            return {_dec(k, make): _dec(v, make) for k, v in p}
+            return {_dec(k, make, labels): _dec(v, make, labels) for k, v in p}
         if tag == "s":
-            return {_dec(i, make) for i in p}
+            return {_dec(i, make, labels) for i in p}
         if tag == "fs":
-            return frozenset(_dec(i, make) for i in p)
+            return frozenset(_dec(i, make, labels) for i in p)
         if tag == "b":
             return base64.b64decode(_str(p), validate=True)
         if tag == "ba":
@@ -419,7 +500,7 @@ def _dec(x: Any, make: Make) -> Any:
         if tag == "D":
             return decimal.Decimal(_str(p))
         if tag == "Q":
-            return fractions.Fraction(_dec(p[0], make), _dec(p[1], make))
+            return fractions.Fraction(_dec(p[0], make, labels), _dec(p[1], make, labels))
         if tag == "dt":
             return _dt.datetime.fromisoformat(_str(p))
         if tag == "da":
@@ -437,26 +518,29 @@ def _dec(x: Any, make: Make) -> Any:
         if tag == "rg":
             return range(*(_int(i) for i in p))
         if tag == "sl":
-            return slice(*(_dec(i, make) for i in p))
+            return slice(*(_dec(i, make, labels) for i in p))
         if tag == "E" and p is None:
             return Ellipsis
         if tag == "NI" and p is None:
             return NotImplemented
         if tag == "od":
-            return collections.OrderedDict((_dec(k, make), _dec(v, make)) for k, v in p)
+            return collections.OrderedDict((_dec(k, make, labels), _dec(v, make, labels)) for k, v in p)
         if tag == "ct":
-            return collections.Counter({_dec(k, make): _dec(v, make) for k, v in p})
+            return collections.Counter({_dec(k, make, labels): _dec(v, make, labels) for k, v in p})
         if tag == "dd":
-            return collections.defaultdict(None if p[0] is None else _dec(p[0], make),
-                                           ((_dec(k, make), _dec(v, make)) for k, v in p[1]))
+            return collections.defaultdict(None if p[0] is None else _dec(p[0], make, labels),
+                                           ((_dec(k, make, labels), _dec(v, make, labels)) for k, v in p[1]))
         if tag == "dq":
-            return collections.deque((_dec(i, make) for i in p[0]), None if p[1] is None else _int(p[1]))
-        if tag == "ns":
-            return types.SimpleNamespace(**{_str(_dec(k, make)): _dec(v, make) for k, v in p})
+            return collections.deque((_dec(i, make, labels) for i in p[0]), None if p[1] is None else _int(p[1]))
+        if tag == "ns" or tag == "ans":
+            import argparse
+
+            cls = types.SimpleNamespace if tag == "ns" else argparse.Namespace
+            return cls(**{_str(_dec(k, make, labels)): _dec(v, make, labels) for k, v in p})
     except ProtocolError:
         raise
     except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
         raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
-    if tag in ("r", "en", "x", "h", "mod", "o", "lk"):
+    if tag in ("r", "en", "x", "h", "mod", "o", "lk", "bv"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")

@@ -1180,6 +1180,11 @@ class Handle:
             return self
         return self._vg_op("__get__", (instance, owner))
 
+    def __set_name__(self, owner: Any, name: str) -> None:
+        """A candidate descriptor in an oracle class body is told its owner and name (``cachedmethod``)."""
+        if self._vg_desc.get("sn"):
+            self._vg_op("__set_name__", (owner, name))
+
     def __copy__(self) -> Any:
         return self._vg_op("__copy__")
 
@@ -1516,6 +1521,27 @@ def _builtin_exception(name: str) -> type | None:
     return None
 
 
+class _MirrorMeta(type):
+    """Metaclass of mirror exception classes: calling one in the oracle (an expected exception built in a test,
+    ``TOMLDecodeError(msg, doc, pos)``) runs the candidate's constructor in the worker, so its message, its
+    ``args`` and its warnings are the candidate's; ``pytest.raises`` and ``isinstance`` use the local class."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        client = _CLIENTS[-1] if _CLIENTS else None
+        ref = cls.__dict__.get("_vg_ref")
+        if client is None or client.proc is None or not ref:
+            return type.__call__(cls, *args, **kwargs)
+        answer, generation = client.roundtrip({"op": "exception", "obj": {"ref": list(ref)},
+                                               "args": client.encode(list(args)),
+                                               "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
+        if "exc" not in answer:
+            client.result(answer, generation)  # raises what the constructor raised
+            raise client._crash("the worker built no exception")
+        exc = exception_from(client, answer["exc"], generation)
+        exc.__dict__.pop("__verdict_gate_origin__", None)  # built for the oracle: raised, it is the oracle's
+        return exc
+
+
 def _mirror_str(self: BaseException) -> str:
     message = self.__dict__.get("_vg_msg")
     return message if isinstance(message, str) else Exception.__str__(self)
@@ -1555,8 +1581,9 @@ def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception, *, or
         key = (module, qualname, base, ordinary_stop)
         if key not in _MIRRORS:
             name = qualname.rsplit(".", 1)[-1]
-            _MIRRORS[key] = type(name, (base,), {"__module__": module, "__qualname__": qualname, "_vg_mirror": True,
-                                                 "__str__": _mirror_str, "__getattr__": _mirror_getattr})
+            _MIRRORS[key] = _MirrorMeta(name, (base,), {"__module__": module, "__qualname__": qualname,
+                                                        "_vg_mirror": True, "_vg_ref": [module, qualname],
+                                                        "__str__": _mirror_str, "__getattr__": _mirror_getattr})
         base = _MIRRORS[key]
     return base
 
@@ -1607,6 +1634,87 @@ def _record_getattr(self: Any, name: str) -> Any:
         raise AttributeError(f"{type(self).__qualname__!r} record has no field {name!r} (and its candidate object "
                              "is not held by the current worker)")
     return client.request({"op": "getattr", "obj": {"id": held[0]}, "name": name})
+
+
+class _ValueMirror:
+    """Mixin of the local class of a candidate's subclass of an immutable builtin (``tuple``, ``str``, ``int``,
+    ``float``, ``bytes``, ``frozenset``): the instance *is* the builtin value (``isinstance(key, tuple)``,
+    hashing and equality by value); what the subclass adds (a method, an attribute, an operator it
+    overrides) is asked of the candidate's object. An operator it overrides that compares or hashes is the
+    candidate's only for a class the oracle named; otherwise the builtin's (a lying ``__eq__`` never reaches
+    the oracle)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)
+        handle = _mirror_handle(self)
+        if handle is None:
+            raise AttributeError(name)
+        return getattr(handle, name)
+
+
+_VALUE_BUILTINS = {t.__name__: t for t in (tuple, str, int, float, bytes, frozenset)}
+_VALUE_CLASSES_SEEN: dict[Any, type] = {}
+_COMPARING = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
+
+
+def _mirror_handle(obj: Any) -> Handle | None:
+    """The handle of the candidate's own object behind a builtin value (it lives as long as the value does)."""
+    held = obj.__dict__.get("_vg_handle") if hasattr(obj, "__dict__") else None
+    if not isinstance(held, Handle) or held._vg_gen != held._vg_client.generation:
+        return None
+    return held
+
+
+def _forward(name: str, builtin: type) -> Any:
+    fallback = getattr(builtin, name)
+
+    def op(self: Any, *args: Any) -> Any:
+        handle = _mirror_handle(self)
+        names = self._vg_names
+        named = handle is not None and (names[0], names[1]) in handle._vg_client.named
+        if handle is None or (name in _COMPARING and not named):
+            return fallback(self, *args)
+        if name == "__hash__":
+            return handle._vg_checked("__hash__", int)
+        if name in ("__repr__", "__str__"):
+            return Handle.__repr__(handle) if name == "__repr__" else Handle.__str__(handle)
+        return handle._vg_op(name, *args)
+
+    op.__name__ = name
+    return op
+
+
+def _builtin_value(client: Client, p: dict[str, Any], generation: int) -> Any:
+    builtin = _VALUE_BUILTINS.get(str(p["b"]))
+    if builtin is None:
+        raise codec.ProtocolError("a builtin value of an unknown type")
+    desc = p["c"]
+    names = tuple(str(x) for x in desc["t"][0])
+    over = tuple(sorted(str(n) for n in p.get("ov") or () if hasattr(builtin, str(n))))
+    key = (names, builtin, over)
+    cls = _VALUE_CLASSES_SEEN.get(key)
+    if cls is None:
+        ns: dict[str, Any] = {"__module__": names[0], "__qualname__": names[1], "_vg_names": names,
+                              "_vg_mro": [list(n) for n in desc["t"]]}
+        ns.update({n: _forward(n, builtin) for n in over})
+        if "__eq__" in over and "__hash__" not in over:
+            ns["__hash__"] = _forward("__hash__", builtin)
+        cls = type(names[1].rpartition(".")[2], (builtin, _ValueMirror), ns)
+        if len(_VALUE_CLASSES_SEEN) < 10_000:
+            _VALUE_CLASSES_SEEN[key] = cls
+    value = decode(client, p["v"], generation)
+    if type(value) is not builtin:
+        raise codec.ProtocolError("a builtin value of the wrong type")
+    obj: Any = builtin.__new__(cls, value)
+    if type(p.get("h")) is int:
+        held = {"k": "obj", "t": desc["t"], "id": p["h"]}
+        where = (generation, p["h"])
+        obj.__dict__["_vg_handle"] = client.handles.get(where) or _handle_class(held)(client, held, generation)
+        client.handles[where] = obj.__dict__["_vg_handle"]
+    return obj
 
 
 # --- decoding and encoding -----------------------------------------------------------------------------
@@ -1662,6 +1770,8 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
             cls = record_class(client, p["c"], generation)
             fields = [decode(client, value, generation) for _name, value in p["f"]]
             return _build_record(cls, fields, p.get("h"), generation)
+        if tag == "bv":
+            return _builtin_value(client, p, generation)
         if tag == "en":
             names = p["c"]["t"]
             plain = any(list(n) in (["builtins", "int"], ["builtins", "str"], ["builtins", "float"]) for n in names)
@@ -1694,10 +1804,18 @@ def _local(module: str, qualname: str) -> Any:
     return obj
 
 
-def exception_from(client: Client, body: dict[str, Any], generation: int, op: str = "") -> BaseException:
+def _local_exception(cls: type, *args: Any) -> BaseException:
+    """An instance of a (mirror) exception class built here, never by the candidate's constructor."""
+    exc = type.__call__(cls, *args)
+    assert isinstance(exc, BaseException)
+    return exc
+
+
+def exception_from(client: Client, body: dict[str, Any], generation: int, op: str = "",
+                   depth: int = 0) -> BaseException:
     """The candidate's exception, raised again here as data (builtin or mirrored class), marked as raised by
-    the candidate (its signature's ``origin``) with the worker's frames; an oracle exception that came back
-    through candidate code is the oracle's own object again."""
+    the candidate (its signature's ``origin``) with the worker's frames and what it was raised from; an
+    oracle exception that came back through candidate code is the oracle's own object again."""
     oracle = body.get("o")
     if type(oracle) is int and isinstance(client.local.get(oracle), BaseException):
         return client.local[oracle]
@@ -1707,15 +1825,16 @@ def exception_from(client: Client, body: dict[str, Any], generation: int, op: st
     if body.get("args") is not None:
         try:
             args = decode(client, body["args"], generation)
-            exc = cls(*args) if isinstance(args, tuple) else None
+            exc = _local_exception(cls, *args) if isinstance(args, tuple) else None
         except Exception:
             exc = None
     if exc is None or (message and str(exc) != message and cls.__module__ == "builtins"
                        and cls is not _CandidateStopIteration):
         try:
-            exc = cls(message)
+            exc = _local_exception(cls, message)
         except Exception:
-            exc = mirror_exception([[cls.__module__, cls.__qualname__], ["builtins", "Exception"]])(message)
+            exc = _local_exception(mirror_exception([[cls.__module__, cls.__qualname__], ["builtins", "Exception"]]),
+                                   message)
     if cls is CandidateBaseException or (not client.as_itself and issubclass(cls, (SystemExit, KeyboardInterrupt,
                                                                                   GeneratorExit))):
         # Outside a test's call (at collection, in a fixture) pytest would stop on these: an ordinary exception.
@@ -1728,6 +1847,12 @@ def exception_from(client: Client, body: dict[str, Any], generation: int, op: st
             setattr(exc, "__verdict_gate_raised__", body["h"])  # noqa: B010
         if getattr(type(exc), "_vg_mirror", False):
             exc.__dict__.update({"_vg_msg": message, "_vg_client": client, "_vg_gen": generation})
+    if depth < 3:  # raised from: pytest's report and `raise ... from` checks read these
+        with contextlib.suppress(Exception):
+            for key, attr in (("cause", "__cause__"), ("ctx", "__context__")):
+                if isinstance(body.get(key), dict):
+                    setattr(exc, attr, exception_from(client, body[key], generation, depth=depth + 1))
+            exc.__suppress_context__ = bool(body.get("sc"))
     return exc
 
 
@@ -1775,6 +1900,12 @@ def encode_local(client: Client, obj: Any) -> Any:
                       "h": held[0] if held and held[1] == client.generation else None}}
     if isinstance(obj, EnumMember):
         return {"en": {"c": {"ref": list(obj.cls)}, "n": obj.name}}
+    if isinstance(obj, _ValueMirror):
+        handle = _mirror_handle(obj)
+        if handle is not None:
+            return {"h": handle._vg_target()}  # the candidate's own object again
+        base = next(t for t in _VALUE_BUILTINS.values() if isinstance(obj, t))
+        return client.encode(base(obj) if base is not str else str.__str__(obj))
     if isinstance(obj, ProxyModule):
         return {"mod": obj.__name__}
     if isinstance(obj, type) and issubclass(obj, BaseException) and getattr(obj, "_vg_mirror", False):
@@ -1800,43 +1931,68 @@ _LOCAL_MODULE_ATTRS = frozenset({"__spec__", "__loader__", "__path__", "__packag
 class ProxyModule(types.ModuleType):
     """A candidate module seen from the oracle: attributes are read from the worker; setting one sets it in
     the worker (``monkeypatch.setattr(module, "NAME", value)``); a list, dict or set read from it is the
-    candidate's own, live."""
+    candidate's own, live; ``vars(module)`` and ``module.__dict__`` are the candidate module's namespace."""
+
+    def __init__(self, name: str, client: Client | None = None) -> None:
+        super().__init__(name)
+        _own(self)["_vg_client"] = client
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__") and name not in ("__all__", "__version__", "__file__"):
             raise AttributeError(name)
-        client: Client = self.__dict__["_vg_client"]
+        client = _client_of(self)
         if name == "__all__":
             return _star_names(self, client)
         value = client.request({"op": "getattr", "obj": {"ref": [self.__name__, ""]}, "name": name})
         _note_named(client, value, self)
-        if isinstance(value, (RemoteClass, type, ProxyModule)) or type(value) is types.FunctionType:
-            self.__dict__[name] = value  # functions and classes are stable; values are read afresh
-        elif isinstance(value, Handle) and value._vg_desc.get("k") == "fn":
-            self.__dict__[name] = value
+        if isinstance(value, (RemoteClass, type, ProxyModule)) or \
+                (isinstance(value, Handle) and value._vg_desc.get("k") == "fn"):
+            _own(self)[name] = value  # functions and classes are stable; values are read afresh
         return value
+
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        """The candidate module's namespace (its public names and ``__name__``, ``__doc__``, ``__all__``,
+        ``__file__``), as the worker holds it now: a copy."""
+        client = _client_of(self)
+        found = client.request({"op": "vars", "obj": {"ref": [self.__name__, ""]}})
+        return found if isinstance(found, dict) else {}
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _LOCAL_MODULE_ATTRS or name.startswith("_vg_") or isinstance(value, ProxyModule):
             super().__setattr__(name, value)  # the import system's own attributes, a submodule
             return
-        client: Client = self.__dict__["_vg_client"]
+        client = _client_of(self)
         client.request({"op": "setattr", "obj": {"ref": [self.__name__, ""]}, "name": name,
                         "value": client.encode(value)})
-        self.__dict__.pop(name, None)
+        _own(self).pop(name, None)
 
     def __delattr__(self, name: str) -> None:
         if name in _LOCAL_MODULE_ATTRS or name.startswith("_vg_"):
             super().__delattr__(name)
             return
-        client: Client = self.__dict__["_vg_client"]
+        client = _client_of(self)
         client.request({"op": "delattr", "obj": {"ref": [self.__name__, ""]}, "name": name})
-        self.__dict__.pop(name, None)
+        _own(self).pop(name, None)
 
     def __dir__(self) -> list[str]:
-        client: Client = self.__dict__["_vg_client"]
+        client = _client_of(self)
         names = client.request({"op": "dir", "obj": {"ref": [self.__name__, ""]}})
-        return sorted(set(names) | set(self.__dict__))
+        return sorted((set(names) | set(_own(self))) - {"_vg_client"})
+
+
+def _own(module: types.ModuleType) -> dict[str, Any]:
+    """A module's own attribute dict (a :class:`ProxyModule` answers ``__dict__`` with the candidate's)."""
+    found = vars(types.ModuleType)["__dict__"].__get__(module)
+    assert isinstance(found, dict)
+    return found
+
+
+def _client_of(module: types.ModuleType) -> Client:
+    client = _own(module).get("_vg_client")
+    if not isinstance(client, Client):
+        raise AttributeError(f"{module.__name__} is not connected to a candidate worker")
+    return client
 
 
 _IMPORT_STAR = 84  # dis.opmap["IMPORT_STAR"] (3.11, 3.12)
@@ -1873,9 +2029,7 @@ class _Loader(importlib.abc.Loader):
         self.client = client
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = ProxyModule(spec.name)
-        module.__dict__["_vg_client"] = self.client
-        return module
+        return ProxyModule(spec.name, self.client)
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None

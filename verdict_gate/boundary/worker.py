@@ -78,6 +78,7 @@ _BINARY.update({
     "__iand__": operator.iand, "__ixor__": operator.ixor,
     "__deepcopy__": lambda a, _memo: copy.deepcopy(a), "__round2__": round,
     "__get__": lambda a, io: type(a).__get__(a, io[0], io[1]) if hasattr(type(a), "__get__") else a,
+    "__set_name__": lambda a, on: type(a).__set_name__(a, on[0], on[1]) if hasattr(type(a), "__set_name__") else None,
 })
 _UNARY: dict[str, Any] = {
     "__len__": len, "__iter__": iter, "__repr__": repr, "__str__": str, "__bool__": bool,
@@ -398,11 +399,26 @@ class Worker:
             return {"mod": value.__name__}
         kind = self._record_kind(cls)
         if kind is None:
-            return None
+            return self._builtin_value(value)
         fields = self._field_names(cls, kind)
         pairs = [(name, getattr(value, name)) for name in fields]
         return {"r": {"c": self._class(cls), "k": kind,
                       "f": codec.encode_fields(pairs, self._fallback, self._record), "h": self._handle(value)}}
+
+    def _builtin_value(self, value: Any) -> Any:
+        """An instance of a subclass of an immutable builtin (a ``tuple`` subclass such as cachetools'
+        ``_HashedTuple``, an ``int`` or ``str`` subclass): its builtin value, read with the builtin's own
+        methods (never the subclass's), plus a handle for what the subclass adds."""
+        for base, value_of in _VALUE_BASES:
+            if isinstance(value, base) and type(value) is not base and not isinstance(value, bool):
+                cls = type(value)
+                mro = type.__dict__["__mro__"].__get__(cls)
+                own = [c for c in mro[:mro.index(base)]]
+                over = sorted({n for c in own for n in vars(c) if n in _FORWARDABLE})
+                return {"bv": {"c": self._class(cls), "b": base.__name__,
+                               "v": codec.encode(value_of(value), self._fallback, records=self._record),
+                               "h": self._handle(value), "ov": over}}
+        return None
 
     @staticmethod
     def _record_kind(cls: type) -> str | None:
@@ -464,6 +480,8 @@ class Worker:
                 "id": self._handle(obj)}
         if hasattr(t, "__get__"):
             desc["dg"] = True  # a descriptor (a function, cachedmethod …): an oracle class binds it as a method
+        if hasattr(t, "__set_name__"):
+            desc["sn"] = True  # told its owner and name when an oracle class body holds it
         if kind == "fn":
             names = {}
             for attr in ("__name__", "__qualname__", "__module__"):
@@ -744,8 +762,15 @@ class Worker:
             return pickle.loads(self.decode(req["arg"]))  # noqa: S301 - candidate bytes, in the candidate's process
         if op == "subclass":
             return self._subclass(req)
+        if op == "exception":  # the oracle calls a candidate exception class: built here, sent as data
+            args = self.decode(req.get("args") or [])
+            kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
+            return _Exception(self._target(req)(*args, **kwargs))
         if op == "dir":
             return sorted(str(n) for n in dir(self._target(req)))
+        if op == "vars":  # a module's namespace, for the oracle's vars(module)
+            return {str(k): v for k, v in vars(self._target(req)).items() if isinstance(k, str)
+                    and (not k.startswith("_") or k in ("__name__", "__doc__", "__all__", "__file__"))}
         if op == "ping":
             return None
         raise codec.ProtocolError(f"unknown op {op!r}")
@@ -812,7 +837,9 @@ class Worker:
                 out.append([key, self.encode(value, top=False)])
         return out
 
-    def exception(self, exc: BaseException) -> dict[str, Any]:
+    def exception(self, exc: BaseException, depth: int = 0) -> dict[str, Any]:
+        """An exception as data: its class's names, ``args``, message, frames, and (three deep) what it was
+        raised from (``__cause__``, ``__context__``, ``__suppress_context__``)."""
         frames = []
         for frame, line in traceback.walk_tb(exc.__traceback__):
             frames.append([frame.f_code.co_filename, line, frame.f_code.co_name])
@@ -836,6 +863,11 @@ class Worker:
         if len(self.raised) > MAX_RAISED:
             del self.raised[next(iter(self.raised))]
         body["h"] = eid
+        if depth < 3:
+            for key, linked in (("cause", exc.__cause__), ("ctx", exc.__context__)):
+                if isinstance(linked, BaseException) and linked is not exc:
+                    body[key] = self.exception(linked, depth + 1)
+            body["sc"] = bool(exc.__suppress_context__)
         return body
 
     def _warning(self, message: Any, category: Any, filename: str, lineno: int, file: Any = None,
@@ -860,7 +892,9 @@ class Worker:
         answer: dict[str, Any]
         try:
             value = self.handle(req)
-            if isinstance(value, _Batch):
+            if isinstance(value, _Exception):
+                answer = {"ok": None, "exc": self.exception(value.exc)}
+            elif isinstance(value, _Batch):
                 answer = {"ok": [self.encode(v) for v in value.items]}
                 if value.end:
                     answer["end"] = True
@@ -910,6 +944,19 @@ def _replace(container: Any, value: Any) -> None:
         container.update(value)
 
 
+# Immutable builtins whose subclasses cross by value, and how their true value is read (the builtin's own
+# method, which a subclass cannot override).
+_VALUE_BASES: tuple[tuple[type, Any], ...] = (
+    (tuple, lambda v: tuple.__getitem__(v, slice(None))), (str, str.__str__), (int, int.__int__),
+    (float, float.__float__), (bytes, lambda v: bytes(memoryview(v))), (frozenset, frozenset.copy))
+# What a subclass may override that the oracle asks it (the rest is the builtin's).
+_FORWARDABLE = frozenset({
+    "__repr__", "__str__", "__format__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__floordiv__", "__mod__",
+    "__pow__", "__and__", "__or__", "__xor__", "__neg__", "__abs__", "__len__", "__getitem__", "__contains__",
+    "__iter__", "__bool__"})
+
+
 class _Live:
     """An attribute's value: a list, dict or set read from a module or an object is held live (the oracle's
     ``mod.TABLE.add(x)`` changes the candidate's own set), anything else crosses as usual."""
@@ -918,6 +965,15 @@ class _Live:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+class _Exception:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: Any) -> None:
+        if not isinstance(exc, BaseException):
+            raise TypeError(f"calling the exception class gave a {type(exc).__name__}, not an exception")
+        self.exc = exc
 
 
 class _Batch:

@@ -573,3 +573,17 @@ def test_shared_values_stay_shared_and_cycles_cross(lib: Any) -> None:
 def test_candidate_exception_classes_are_built_by_the_candidate(lib: Any) -> None:
     built = lib.Coded(9)  # the candidate's __init__ ran: its message and attribute
     assert str(built) == "code 9" and built.args == ("code 9",) and isinstance(built, lib.Coded)
+
+
+def test_in_place_changes_of_a_call_inside_a_callback_stay_with_that_call(lib: Any) -> None:
+    # The outer call's arguments and the inner call's are different lists: each gets its own changes back.
+    outer: list[int] = [1]
+
+    def inner_call(_x: Any) -> Any:
+        mine = [5, 6]
+        lib.apply(list.append, mine, 7)
+        assert mine == [5, 6, 7]
+        return None
+
+    lib.apply(inner_call, outer)
+    assert outer == [1]

@@ -647,7 +647,7 @@ class Client:
             try:
                 self._apply_mutations(list(args), kwargs, mutated, generation)
             except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
-                raise self._crash(f"the worker sent malformed argument changes ({type(err).__name__})") from None
+                raise self._crash(f"the worker sent malformed argument changes ({type(err).__name__}: {err})") from None
         return self.result(answer, generation)
 
     def _apply_mutations(self, args: list[Any], kwargs: dict[str, Any], mutated: Any, generation: int) -> None:
@@ -657,7 +657,7 @@ class Client:
                 continue
             new = decode(self, tree, generation)
             if type(local) is not type(new):
-                raise TypeError("an argument changed type")
+                raise TypeError(f"argument {key!r} changed type: {type(local).__name__} → {type(new).__name__}")
             if isinstance(local, (list, bytearray)):
                 local[:] = new
             elif isinstance(local, (dict, set)):
@@ -896,14 +896,15 @@ class _Callbacks:
 
 
 def _signature(obj: Any) -> Any:
-    """``inspect.signature`` of an oracle callable as data (``[[name, kind, default or absent], …]``, ``None``
-    when it has none), so candidate code introspecting a callback (toolz's curry, ``functools``) sees it."""
+    """``inspect.signature`` of an oracle callable as data (``[[name, kind, default or absent], …]``, or the name
+    of the exception ``inspect.signature`` raised), so candidate code introspecting a callback (toolz's curry,
+    ``functools``) sees what plain Python would."""
     import inspect
 
     try:
         sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return None
+    except (TypeError, ValueError) as exc:
+        return type(exc).__name__
     out = []
     for p in sig.parameters.values():
         out.append([p.name, int(p.kind), [] if p.default is inspect.Parameter.empty else [p.default]])
@@ -987,15 +988,9 @@ class Handle:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_vg_"):
             raise AttributeError(name)
-        if name.startswith("__") and name.endswith("__"):
-            own = self._vg_desc.get("n") or {}
-            if name in ("__name__", "__qualname__") and name in own:
-                return own[name]
-            if name in ("__name__", "__qualname__") and self._vg_desc.get("ref"):
-                return str(self._vg_desc["ref"][1]).rpartition(".")[2] if name == "__name__" \
-                    else str(self._vg_desc["ref"][1])
-            if name not in ("__name__", "__qualname__", "__doc__", "__wrapped__", "__self__", "__func__"):
-                raise AttributeError(name)
+        if name.startswith("__") and name.endswith("__") and \
+                name not in ("__name__", "__qualname__", "__wrapped__", "__self__", "__func__"):
+            raise AttributeError(name)
         value = self._vg_client.request({"op": "getattr", "obj": self._vg_target(), "name": name})
         _note_named(self._vg_client, value, self)
         if isinstance(value, EnumMember) and value.name != name and name in (self._vg_desc.get("alias") or ()):
@@ -1267,6 +1262,19 @@ class LiveHandle(Handle):
         raise TypeError(f"unhashable type: {type(self).__name__!r}")
 
 
+class _InstanceAttr:
+    """``__doc__`` of a handle class: the class's own for ``type(h).__doc__``, the candidate object's (read from the
+    worker) for ``h.__doc__`` (a curry's, a wrapper's)."""
+
+    def __init__(self, name: str, own: Any) -> None:
+        self.name, self.own = name, own
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self.own
+        return instance._vg_client.request({"op": "getattr", "obj": instance._vg_target(), "name": self.name})
+
+
 class _End:
     __slots__ = ("exc",)
 
@@ -1314,6 +1322,7 @@ class RemoteClass(Handle):
     class statement of the oracle's, it builds that class in the worker (:func:`_subclass`)."""
 
     __slots__ = ()
+    __doc__ = _InstanceAttr("__doc__", __doc__)  # type: ignore[assignment]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple) and isinstance(args[2], dict):
@@ -1410,6 +1419,7 @@ def _handle_class(desc: dict[str, Any]) -> type:
     if cls is None:
         cls = type(qualname.rpartition(".")[2] or "Handle", (base,),
                    {"__slots__": (), "__module__": module, "__qualname__": qualname})
+        cls.__doc__ = _InstanceAttr("__doc__", None)
         if len(_HANDLE_CLASSES) < 10_000:
             _HANDLE_CLASSES[key] = cls
     return cls

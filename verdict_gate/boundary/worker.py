@@ -184,11 +184,14 @@ class OracleRef:
 
 
 def _signature(params: Any) -> Any:
-    """The ``inspect.Signature`` of an oracle callable from its data (see ``proxy._signature``)."""
+    """The ``inspect.Signature`` of an oracle callable from its data (see ``proxy._signature``); where the
+    oracle's ``inspect.signature`` raised, ``inspect.signature`` raises the same here."""
     import inspect
 
     if params is None:
         raise AttributeError("__signature__")
+    if isinstance(params, str):  # the oracle could not tell a signature: say so as it said it
+        raise (ValueError if params == "ValueError" else TypeError)("no signature found for an oracle callable")
     return inspect.Signature([inspect.Parameter(name, inspect._ParameterKind(kind),
                                                 default=default[0] if default else inspect.Parameter.empty)
                               for name, kind, default in params])
@@ -731,15 +734,27 @@ class Worker:
             delattr(self._target(req), req["name"])
             return None
         if op == "call":
-            self.pending = {}
-            args = self.decode(req.get("args") or [])
-            kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
-            self.called = (args, kwargs)
-            base = {lid: sys.getrefcount(c) for lid, c in self.pending.items()}
+            outer, self.pending = self.pending, {}  # a call inside a callback hands over its own containers
             try:
-                return self._target(req)(*args, **kwargs)
+                return self._call(req)
             finally:
-                self._keep(base)
+                self.pending = outer
+        return self._other(req, op)
+
+    def _call(self, req: dict[str, Any]) -> Any:
+        args = self.decode(req.get("args") or [])
+        kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
+        # Only what came by value can have changed in place for the oracle (a handle is the worker's own).
+        self.called = ([a if _by_value(t) else None for a, t in zip(args, req.get("args") or [], strict=False)],
+                       {k: v for (k, t), v in zip(req.get("kw") or [], kwargs.values(), strict=False)
+                        if _by_value(t)})
+        base = {lid: sys.getrefcount(c) for lid, c in self.pending.items()}
+        try:
+            return self._target(req)(*args, **kwargs)
+        finally:
+            self._keep(base)
+
+    def _other(self, req: dict[str, Any], op: Any) -> Any:
         if op == "next":
             return self._batch(self._target(req), min(max(int(req.get("n") or 1), 1), MAX_BATCH))
         if op == "dunder":
@@ -888,7 +903,13 @@ class Worker:
             answer["err"] = self.err.take()
 
     def serve_one(self, req: dict[str, Any]) -> None:
-        self.called = None
+        outer, self.called = self.called, None  # a request served inside a callback has its own arguments
+        try:
+            self._serve_one(req)
+        finally:
+            self.called = outer
+
+    def _serve_one(self, req: dict[str, Any]) -> None:
         answer: dict[str, Any]
         try:
             value = self.handle(req)
@@ -931,6 +952,16 @@ class Worker:
             if not isinstance(req, dict):
                 return
             self.serve_one(req)
+
+
+def _by_value(tree: Any) -> bool:
+    """Whether an argument's wire form is a list, dict, set or bytearray sent by value (or newly linked)."""
+    if type(tree) is list:
+        return True
+    if type(tree) is dict and len(tree) == 1:
+        ((tag, p),) = tree.items()
+        return tag in ("d", "s", "ba", "=") or (tag == "lk" and type(p) is list)
+    return False
 
 
 def _replace(container: Any, value: Any) -> None:

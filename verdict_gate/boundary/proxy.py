@@ -1322,7 +1322,7 @@ class RemoteClass(Handle):
     class statement of the oracle's, it builds that class in the worker (:func:`_subclass`)."""
 
     __slots__ = ()
-    __doc__ = _InstanceAttr("__doc__", __doc__)  # type: ignore[assignment]
+    __doc__ = _InstanceAttr("__doc__", __doc__)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple) and isinstance(args[2], dict):
@@ -1419,7 +1419,7 @@ def _handle_class(desc: dict[str, Any]) -> type:
     if cls is None:
         cls = type(qualname.rpartition(".")[2] or "Handle", (base,),
                    {"__slots__": (), "__module__": module, "__qualname__": qualname})
-        cls.__doc__ = _InstanceAttr("__doc__", None)
+        cls.__doc__ = _InstanceAttr("__doc__", None)  # type: ignore[assignment]
         if len(_HANDLE_CLASSES) < 10_000:
             _HANDLE_CLASSES[key] = cls
     return cls

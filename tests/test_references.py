@@ -587,3 +587,26 @@ def test_in_place_changes_of_a_call_inside_a_callback_stay_with_that_call(lib: A
 
     lib.apply(inner_call, outer)
     assert outer == [1]
+
+
+class Owner:
+    """A test's own class whose instance holds a dict the candidate changes through it."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, int] = {}
+
+
+def test_a_container_read_from_an_oracle_object_stays_one_container(lib: Any) -> None:
+    owner = Owner()
+    got = lib.peek(owner, "cache")
+    assert got is owner.cache  # the same dict, not a copy
+    lib.apply(lambda: lib.peek(owner, "cache").update(a=1))
+    keeper_dict = lib.peek(owner, "cache")
+    assert keeper_dict is owner.cache
+
+
+def test_functions_are_functions_and_stdlib_functions_come_back_as_themselves(lib: Any) -> None:
+    import inspect
+
+    assert inspect.isfunction(lib.apply) and lib.apply.__module__ == "calc.lib"
+    assert lib.echo(random.choice) is random.choice and lib.echo(str.lower) is str.lower

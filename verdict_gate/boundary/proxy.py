@@ -591,6 +591,22 @@ class Client:
         self.link_state[lid] = codec.dumps(tree)
         return {"lk": [lid, tree]}
 
+    def _link_result(self, value: Any) -> Any:
+        """A callback's result: a list, dict, set or bytearray of the oracle's (``self.cache`` of a test's own
+        instance, read by candidate code) is linked at once, so the candidate's changes reach it; the worker
+        lets it go when nothing of the candidate's holds it any more."""
+        if type(value) not in (list, dict, set, bytearray) or len(value) > MAX_LINKED_ITEMS:
+            return self.encode(value)
+        lid = self.link_of.get(id(value))
+        if lid is not None and self.links.get(lid) is value:
+            return {"lk": lid}
+        lid = self.next_link
+        self.next_link += 1
+        tree = self.encode(value, top=False)
+        self.links[lid], self.link_of[id(value)] = value, lid
+        self.link_state[lid] = codec.dumps(tree)
+        return {"lk": [lid, tree]}
+
     def _sync_out(self, frame: dict[str, Any]) -> None:
         """Attach the new state of every linked container the oracle's code changed since the last frame."""
         changed = []
@@ -712,7 +728,7 @@ class Client:
                 return self._next_batch(obj, min(max(int(req.get("n") or 1), 1), MAX_BATCH))
             kwargs = {str(k): decode(self, v, generation) for k, v in req.get("kw") or []}
             value = _Callbacks.apply(self, obj, do, args, kwargs, req.get("name"))
-            return {"ok": self.encode(value)}
+            return {"ok": self._link_result(value)}
         except (KeyboardInterrupt, SystemExit) as exc:
             if getattr(exc, "__verdict_gate_origin__", None) != "candidate":
                 raise  # the oracle process's own (Ctrl-C): never handed to candidate code
@@ -1262,6 +1278,22 @@ class LiveHandle(Handle):
         raise TypeError(f"unhashable type: {type(self).__name__!r}")
 
 
+class RemoteFunction(Handle):
+    """A candidate function (a ``def``): ``isinstance(f, types.FunctionType)`` and so ``inspect.isfunction``
+    hold, and ``f.__module__`` is the function's own module, as for the function itself (``inspect.getmembers``
+    of a candidate module finds its functions)."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "__class__":
+            return types.FunctionType
+        if name == "__module__":
+            desc = object.__getattribute__(self, "_vg_desc")
+            return (desc.get("n") or {}).get("__module__") or (desc.get("ref") or ["?"])[0]
+        return object.__getattribute__(self, name)
+
+
 class _InstanceAttr:
     """``__doc__`` of a handle class: the class's own for ``type(h).__doc__``, the candidate object's (read from the
     worker) for ``h.__doc__`` (a curry's, a wrapper's)."""
@@ -1411,8 +1443,10 @@ def _handle_class(desc: dict[str, Any]) -> type:
     kind = str(desc.get("k"))
     if kind == "cls":
         return RemoteClass
-    base = LiveHandle if kind == "live" else Handle
     names = desc.get("t") or [["?", "?"]]
+    if kind == "fn" and list(names[0]) == ["builtins", "function"]:
+        return RemoteFunction
+    base = LiveHandle if kind == "live" else Handle
     module, qualname = str(names[0][0]), str(names[0][1])
     key = (module, qualname, kind)
     cls = _HANDLE_CLASSES.get(key)
@@ -1679,7 +1713,7 @@ def _mirror_handle(obj: Any) -> Handle | None:
 
 
 def _forward(name: str, builtin: type) -> Any:
-    fallback = getattr(builtin, name)
+    fallback = getattr(builtin, name, lambda *_args: NotImplemented)
 
     def op(self: Any, *args: Any) -> Any:
         handle = _mirror_handle(self)
@@ -1703,7 +1737,7 @@ def _builtin_value(client: Client, p: dict[str, Any], generation: int) -> Any:
         raise codec.ProtocolError("a builtin value of an unknown type")
     desc = p["c"]
     names = tuple(str(x) for x in desc["t"][0])
-    over = tuple(sorted(str(n) for n in p.get("ov") or () if hasattr(builtin, str(n))))
+    over = tuple(sorted(str(n) for n in p.get("ov") or () if hasattr(builtin, str(n)) or str(n).startswith("__r")))
     key = (names, builtin, over)
     cls = _VALUE_CLASSES_SEEN.get(key)
     if cls is None:
@@ -1752,6 +1786,9 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
             if p.get("k") == "cls" and ref and (str(ref[0]), str(ref[1])) in _VALUE_CLASSES \
                     and str(ref[0]) in sys.modules:
                 return _local(str(ref[0]), str(ref[1]))
+            if p.get("k") == "fn" and ref and _pure_function(str(ref[0]), str(ref[1])):
+                with contextlib.suppress(AttributeError, KeyError):
+                    return _local(str(ref[0]), str(ref[1]))  # random.choice, str.lower: the oracle's own
             key = (generation, p.get("id"))
             known = client.handles.get(key) if p.get("id") is not None else None
             if known is not None:
@@ -1801,6 +1838,23 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
         raise codec.ProtocolError(f"unknown tag {tag!r}")
 
     return codec.decode(tree, make)
+
+
+# Modules of the standard library whose functions only compute (no files, processes, imports or code): one the
+# candidate hands back (random.choice as a default, a key function str.lower) is the oracle's own again, so
+# identity and equality hold as in one process. Any other function stays a handle that runs in the worker.
+_PURE_MODULES = frozenset({"math", "cmath", "operator", "itertools", "functools", "random", "statistics", "string",
+                           "decimal", "fractions", "datetime", "json", "re", "collections", "heapq", "bisect",
+                           "copy", "textwrap", "unicodedata", "base64", "binascii", "hashlib", "struct", "zlib",
+                           "calendar", "numbers", "enum"})
+_IMPURE_BUILTINS = frozenset({"eval", "exec", "compile", "open", "__import__", "input", "breakpoint", "exit", "quit",
+                              "help", "globals", "locals", "vars", "setattr", "delattr", "getattr", "print"})
+
+
+def _pure_function(module: str, qualname: str) -> bool:
+    if module == "builtins":
+        return qualname.partition(".")[0] not in _IMPURE_BUILTINS
+    return module in _PURE_MODULES and module in sys.modules
 
 
 def _local(module: str, qualname: str) -> Any:

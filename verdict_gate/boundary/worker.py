@@ -376,10 +376,12 @@ class Worker:
     def _ref(self, obj: Any) -> list[str] | None:
         """``[module, qualname]`` when importing ``module`` and walking ``qualname`` gives ``obj`` back."""
         module = getattr(obj, "__module__", None)
+        if module is None:  # a method descriptor (str.lower): its class's module
+            module = getattr(getattr(obj, "__objclass__", None), "__module__", None)
         qualname = getattr(obj, "__qualname__", None)
         if type(module) is not str or type(qualname) is not str or "<" in qualname:
             return None
-        found = sys.modules.get(module)
+        found = sys.modules.get(module) if module != "builtins" else __import__("builtins")
         try:
             for part in qualname.split("."):
                 found = getattr(found, part)
@@ -517,7 +519,10 @@ class Worker:
         copy_ = self.decode(tree)
         if type(copy_) not in (list, dict, set, bytearray):
             raise codec.ProtocolError("a link to something that is not a container")
-        self.pending[lid] = copy_
+        if self.linking:  # a callback's result: linked at once (the oracle did so too)
+            self.links[lid], self.link_of[id(copy_)] = copy_, lid
+        else:
+            self.pending[lid] = copy_
         self.link_state[lid] = codec.dumps(tree)
         return copy_
 
@@ -664,9 +669,15 @@ class Worker:
             end = self._exception(answer["then"])
         return items, end
 
+    linking = False  # decoding a callback's result (see _linked)
+
     def _outcome(self, answer: dict[str, Any]) -> Any:
         if "ok" in answer:
-            return self.decode(answer["ok"])
+            self.linking = True
+            try:
+                return self.decode(answer["ok"])
+            finally:
+                self.linking = False
         if "raise" in answer:
             raise self._exception(answer["raise"])
         raise BoundaryFault(str(answer.get("fail", "the oracle sent an answer of an unknown shape"))[:MAX_TEXT])

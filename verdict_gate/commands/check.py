@@ -74,6 +74,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
         sub.mkdir()
         tree_cm: Any = git.worktree(repo, commit, scratch) if rev else nullcontext(repo)
         with tree_cm as tree:
+            generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props})
     lines: list[str] = []
@@ -110,6 +111,20 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
         lines.append(f"    to freeze on a protected revision: verdict-gate replay --rev REV --pack {source} "
                      f"--only-id {prop.id} --out base.sig.json && verdict-gate freeze --base-sig base.sig.json "
                      f"--id {prop.id} --reason \"…\" --ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
-    lines += [f"note: {n}" for n in done.notices]
+    lines += [f"note: {n}" for n in [*generated_notes, *done.notices]]
     print(f"checked on {rev or 'the work tree'} ({commit[:12]})", file=sys.stderr)
     return lines, ok
+
+
+def _generated(files: Any, tree: Path, rev: str | None, commit: str) -> list[str]:
+    """The catalog's ``generated:`` files: written into the worktree of ``--rev``; on the work tree
+    (never written into: it is the user's), a notice per file it lacks."""
+    from verdict_gate.host.generated import missing, write_generated
+
+    if not files:
+        return []
+    if rev:
+        return write_generated(tree, files, f"the tree of {commit[:12]}")[1]
+    return [f"generated file {path} (catalog generated:) is missing from the work tree, which the gate never "
+            "writes into: its imports fail here; build the package once (e.g. pip install -e .) or check a "
+            "clean checkout with --rev HEAD, where the gate writes it" for path in missing(tree, files)]

@@ -131,6 +131,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         revs = [ev.head_revision] + ([ev.base_revision] if oracle_pack.ledger.prop_ids() else [])
         with checkout.trees(repo, revs, scratch, oracle_pack.catalog, progress) as made:
             cand, base_tree = made.paths[0], (made.paths[1] if len(made.paths) > 1 else None)
+            ev.notices += made.notices
             fixtures = digest_fixtures(ev, oracle_pack, cand, progress, git_blobs=bool(made.linked))
             if fixtures is None:
                 return ev

@@ -13,8 +13,10 @@ modules the pack's code imports, so the run stops with exit 2 and the fix (``mod
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.machinery
 import os
+import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -88,6 +90,21 @@ def installed_paths(repo_like: Sequence[Path]) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def preloaded() -> frozenset[str]:
+    """Top-level modules an oracle process has loaded before its import hook is in place: those that
+    importing pytest and Hypothesis loads, measured in a child of this interpreter started as the oracle
+    process is (``-P -s``, no ``PYTHONPATH``). Empty if that child fails (then nothing is left out)."""
+    code = "import sys, pytest, hypothesis; print(' '.join(sorted({m.partition('.')[0] for m in sys.modules})))"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
+    try:
+        out = subprocess.run([sys.executable, "-P", "-s", "-c", code], capture_output=True, text=True, env=env,
+                             cwd="/", timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(out.split())
+
+
 def ambiguous(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | None = None) -> dict[str, str]:
     """Candidate module names the properties import that the gate's environment also provides: name →
     where the installed one is. Empty when the catalog lists ``modules:`` (then exactly those names are
@@ -100,8 +117,13 @@ def ambiguous(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | None = 
     if not candidates:
         return {}
     path = installed_paths([tree, pack_dir, *([repo] if repo is not None else [])])
+    installed = {name for name in candidates if importlib.machinery.PathFinder.find_spec(name, path) is not None}
+    # The oracle process's own imports (pytest, Hypothesis and what they load) are never the candidate's: the
+    # hook leaves them alone, so they are not ambiguous (a candidate `hypothesis.py` changes nothing there).
+    if installed:
+        installed -= preloaded()
     found = {}
-    for name in sorted(candidates):
+    for name in sorted(installed):
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None:
             found[name] = spec.origin or (list(spec.submodule_search_locations or [""])[0])

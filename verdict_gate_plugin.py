@@ -291,7 +291,7 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
                 # draws the same sequence on the base and on the candidate. Anything else (a look-alike
                 # of a control-flow exception the candidate raised included) is a failing example:
                 # raised, it would end the pass early and hide the examples after it.
-                _log_example(holder, kwargs, False)
+                _log_example(holder, kwargs, False, exc)
                 return None
             acc["hits"] += 1
             # Which example raised which exception: Hypothesis's final replay of each distinct
@@ -345,7 +345,8 @@ def example_digest(node: str, kwargs: dict[str, Any]) -> str:
     return hashlib.sha256(f"{node}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _log_example(holder: dict[str, Any], kwargs: dict[str, Any], held: bool) -> None:
+def _log_example(holder: dict[str, Any], kwargs: dict[str, Any], held: bool,
+                 exc: BaseException | None = None) -> None:
     log = holder["log"]
     if log is None or len(log) >= MAX_LOG:
         return
@@ -356,7 +357,19 @@ def _log_example(holder: dict[str, Any], kwargs: dict[str, Any], held: bool) -> 
         value = {k: _jsonable(v) for k, v in kwargs.items()}
         text = json.dumps(value, sort_keys=True, default=repr)
         entry["input"] = value if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
+        if exc is not None:  # what failed on this example, for the report of a new failing example (V16)
+            entry["error"] = _error_line(exc)
     log.append(entry)
+
+
+def _error_line(exc: BaseException) -> str:
+    """``ExcType: the first line of its message`` (at most :data:`MAX_LOG_INPUT` characters); never raises."""
+    try:
+        lines = str(exc).strip().splitlines()
+    except Exception:  # a candidate exception whose __str__ fails
+        lines = ["(its message could not be read)"]
+    text = f"{type(exc).__qualname__}: {lines[0]}" if lines else type(exc).__qualname__
+    return text if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
 
 
 def _logging_pass(item: pytest.Item, holder: dict[str, Any], log: list[dict[str, Any]], *,

@@ -58,11 +58,13 @@ STOPPED = "f" * 32  # the example-log entry of a logging pass that stopped early
 @dataclass(frozen=True)
 class Example:
     """One drawn example of an example log (docs/design.md §8.3): the digest of its value, whether
-    it held, and (for a failing one) its input, for the message."""
+    it held, and (for a failing one) its input and ``error`` (``ExcType: first message line``), for the
+    message."""
 
     digest: str
     held: bool
     input: Any = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

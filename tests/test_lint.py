@@ -209,3 +209,25 @@ def test_readme_documents_every_input_and_output() -> None:
     for heading in ("## Required status check", "## Pull requests from forks"):
         assert heading in readme
     assert "fetch-depth: 0" in section and "upload-sarif" in section and "upload-artifact" in section
+
+
+def test_action_image_is_the_dockerfile_or_a_digest() -> None:
+    image = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["image"]
+    assert image == "Dockerfile" or re.fullmatch(r"docker://ghcr\.io/[a-z0-9._/-]+@sha256:[0-9a-f]{64}", image), \
+        f"action.yml runs.image {image!r}: the Dockerfile, or a released image pinned by digest, never a tag"
+
+
+def test_release_workflow_builds_both_platforms_with_provenance_and_sbom() -> None:
+    doc = _load(ROOT / ".github" / "workflows" / "release.yml")
+    assert set(doc["on"]) == {"workflow_dispatch"}  # by hand; a tag-triggered rebuild would push another digest
+    job = doc["jobs"]["image"]
+    assert job["permissions"] == {"contents": "read", "packages": "write"}
+    build = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/build-push-action@"))
+    assert set(build["with"]["platforms"].split(",")) == {"linux/amd64", "linux/arm64"}
+    assert build["with"]["push"] == "true" and build["with"]["sbom"] == "true"
+    assert build["with"]["provenance"] == "mode=max"
+    uses = {s["uses"].split("@")[0] for s in job["steps"] if "uses" in s}
+    assert {"docker/setup-qemu-action", "docker/setup-buildx-action", "docker/login-action",
+            "docker/metadata-action", "docker/build-push-action"} <= uses
+    login = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/login-action@"))
+    assert login["with"]["registry"] == "ghcr.io"

@@ -56,6 +56,7 @@ lint: $(STAMP)
 	$(BIN)/check-jsonschema --check-metaschema schemas/*.schema.json
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/actionlint -no-color .github/workflows/*.yml
 	$(BIN)/hadolint Dockerfile
 	$(BIN)/zizmor --offline --no-progress --quiet .github/workflows action.yml
 

@@ -298,7 +298,7 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
                 # draws the same sequence on the base and on the candidate. Anything else (a look-alike
                 # of a control-flow exception the candidate raised included) is a failing example:
                 # raised, it would end the pass early and hide the examples after it.
-                _log_example(holder, drawn, False)
+                _log_example(holder, drawn, False, exc)
                 return None
             acc["hits"] += 1
             # Which example raised which exception: Hypothesis's final replay of each distinct
@@ -365,7 +365,8 @@ def _note_changed(acc: dict[str, Any], drawn: dict[str, Any], kwargs: dict[str, 
         acc["inputs_changed"] = acc.get("inputs_changed", 0) + 1
 
 
-def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool) -> None:
+def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool,
+                 exc: BaseException | None = None) -> None:
     log = holder["log"]
     if log is None or len(log) >= MAX_LOG:
         return
@@ -375,7 +376,19 @@ def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool) -> N
         kept[id(log)] = kept.get(id(log), 0) + 1
         text = json.dumps(drawn, sort_keys=True, default=repr)
         entry["input"] = drawn if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
+        if exc is not None:  # what failed on this example, for the report of a new failing example (V16)
+            entry["error"] = _error_line(exc)
     log.append(entry)
+
+
+def _error_line(exc: BaseException) -> str:
+    """``ExcType: the first line of its message`` (at most :data:`MAX_LOG_INPUT` characters); never raises."""
+    try:
+        lines = str(exc).strip().splitlines()
+    except Exception:  # a candidate exception whose __str__ fails
+        lines = ["(its message could not be read)"]
+    text = f"{type(exc).__qualname__}: {lines[0]}" if lines else type(exc).__qualname__
+    return text if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
 
 
 def _logging_pass(item: pytest.Item, holder: dict[str, Any], log: list[dict[str, Any]], *,

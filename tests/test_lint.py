@@ -101,28 +101,100 @@ def test_base_replay_inputs() -> None:
     assert any("upload-artifact" in s.get("uses", "") for _, s in _steps(doc))
 
 
+def test_base_replay_is_a_reusable_workflow_any_repository_can_call() -> None:
+    """It is callable (workflow_call) with the pack and ledger paths, installs the gate from the pinned lock
+    of the commit named (never this project's Makefile), and publishes the proposals as an artifact and
+    in the job summary."""
+    doc = _load(ROOT / ".github" / "workflows" / "base-replay.yml")
+    called = doc["on"]["workflow_call"]["inputs"]
+    assert {"verdict-gate-ref", "revision", "property-ids", "oracle-pack", "ledger"} <= set(called)
+    assert called["revision"]["required"] == "true" and called["ledger"]["default"] == "oracle/freeze_ledger.json"
+    text = (ROOT / ".github" / "workflows" / "base-replay.yml").read_text()
+    assert "make install" not in text and "oracle/freeze_ledger.json --reason" not in text
+    runs = "\n".join(s.get("run", "") for _, s in _steps(doc))
+    assert "--require-hashes -r" in runs and "requirements/runtime.txt" in runs and "--no-deps" in runs
+    assert "GITHUB_STEP_SUMMARY" in runs and "proposed-freezes.sh" in runs and "os.environ[\"LEDGER\"]" in runs
+    gate = next(s for _, s in _steps(doc) if s.get("with", {}).get("repository") == "verdict-gate/verdict-gate")
+    assert gate["with"]["ref"] == "${{ inputs.verdict-gate-ref }}"
+    assert "base-replay.yml@" in (ROOT / "README.md").read_text()  # the documented caller
+
+
+PLACEHOLDER_SHA = "0123456789abcdef0123456789abcdef01234567"  # stands in for <full commit id> when linting
+
+
+def _readme_yaml() -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
 def _readme_workflows() -> list[str]:
-    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    return [b for b in blocks if b.startswith("name:") and "\njobs:" in b]
+    """Every workflow the README shows, as a user would copy it (placeholders left in)."""
+    return [b for b in _readme_yaml() if re.search(r"^jobs:", b, flags=re.M)]
+
+
+def _readme_workflow_files(tmp_path: Path) -> list[Path]:
+    """The README's workflows written to ``tmp_path/.github/workflows`` with the commit placeholders
+    (``<full commit id>``, ``<the same commit>``) replaced by a 40-hex id, as a user fills them in."""
+    out = tmp_path / ".github" / "workflows"
+    out.mkdir(parents=True)
+    files = []
+    for i, block in enumerate(_readme_workflows()):
+        path = out / f"readme-{i}.yml"
+        path.write_text(re.sub(r"<full commit id>|<the same commit>|<commit>", PLACEHOLDER_SHA, block))
+        files.append(path)
+    return files
+
+
+def test_every_workflow_snippet_in_the_readme_is_a_whole_workflow() -> None:
+    """A block that shows jobs or steps is a complete workflow a user can copy (name, on, jobs), so that
+    each one is linted below; no fragment is left for the reader to splice in."""
+    for block in _readme_yaml():
+        if re.search(r"^\s*(runs-on|uses|steps|jobs):", block, flags=re.M):
+            doc = yaml.load(block, Loader=yaml.BaseLoader)
+            assert isinstance(doc, dict) and {"name", "on", "jobs"} <= set(doc), block[:200]
 
 
 def test_readme_workflows_are_valid(tmp_path: Path) -> None:
     blocks = _readme_workflows()
-    assert len(blocks) >= 2  # the complete workflow and the fork upload workflow
+    assert len(blocks) >= 5  # the complete workflow, shards, base replay, and the two fork workflows
     exe = shutil.which("check-jsonschema", path=str(ROOT / ".venv" / "bin")) or shutil.which("check-jsonschema")
     if exe is None:
         pytest.skip("check-jsonschema is not installed")
-    files = []
+    files = _readme_workflow_files(tmp_path)
     for i, block in enumerate(blocks):
-        path = tmp_path / f"readme-{i}.yml"
-        path.write_text(block)
-        files.append(str(path))
         doc = yaml.load(block, Loader=yaml.BaseLoader)
+        assert doc.get("permissions") == {}, f"README workflow {i}: top-level permissions: {{}}"
         for name, job in doc["jobs"].items():
-            assert "timeout-minutes" in job, f"README workflow {i}: job {name} has no timeout"
+            assert "permissions" in job, f"README workflow {i}: job {name} does not declare its permissions"
+            if "runs-on" in job:  # a job calling a reusable workflow takes no timeout
+                assert "timeout-minutes" in job, f"README workflow {i}: job {name} has no timeout"
         for _, step in _steps(doc):
             assert "${{" not in step.get("run", ""), f"README workflow {i}: ${{{{ }}}} inside run:"
-    proc = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", *files], capture_output=True, text=True)
+    proc = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", *map(str, files)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _tool(name: str) -> str:
+    exe = shutil.which(name, path=str(ROOT / ".venv" / "bin"))
+    assert exe is not None, f"{name} is not installed: run make install (requirements/dev.txt pins it)"
+    return exe
+
+
+def test_readme_workflows_pass_actionlint_and_zizmor(tmp_path: Path) -> None:
+    """A maintainer can copy every workflow the README shows: actionlint finds nothing, and zizmor (offline,
+    its default persona, the README's own inline ignores honoured) finds nothing either."""
+    files = _readme_workflow_files(tmp_path)
+    lint = subprocess.run([_tool("actionlint"), "-no-color", *map(str, files)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    audit = subprocess.run([_tool("zizmor"), "--offline", "--no-progress", "--quiet", str(tmp_path / ".github")],
+                           capture_output=True, text=True)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def test_the_repository_workflows_pass_actionlint() -> None:
+    proc = subprocess.run([_tool("actionlint"), "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True,
+                          cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -137,3 +209,25 @@ def test_readme_documents_every_input_and_output() -> None:
     for heading in ("## Required status check", "## Pull requests from forks"):
         assert heading in readme
     assert "fetch-depth: 0" in section and "upload-sarif" in section and "upload-artifact" in section
+
+
+def test_action_image_is_the_dockerfile_or_a_digest() -> None:
+    image = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["image"]
+    assert image == "Dockerfile" or re.fullmatch(r"docker://ghcr\.io/[a-z0-9._/-]+@sha256:[0-9a-f]{64}", image), \
+        f"action.yml runs.image {image!r}: the Dockerfile, or a released image pinned by digest, never a tag"
+
+
+def test_release_workflow_builds_both_platforms_with_provenance_and_sbom() -> None:
+    doc = _load(ROOT / ".github" / "workflows" / "release.yml")
+    assert set(doc["on"]) == {"workflow_dispatch"}  # by hand; a tag-triggered rebuild would push another digest
+    job = doc["jobs"]["image"]
+    assert job["permissions"] == {"contents": "read", "packages": "write"}
+    build = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/build-push-action@"))
+    assert set(build["with"]["platforms"].split(",")) == {"linux/amd64", "linux/arm64"}
+    assert build["with"]["push"] == "true" and build["with"]["sbom"] == "true"
+    assert build["with"]["provenance"] == "mode=max"
+    uses = {s["uses"].split("@")[0] for s in job["steps"] if "uses" in s}
+    assert {"docker/setup-qemu-action", "docker/setup-buildx-action", "docker/login-action",
+            "docker/metadata-action", "docker/build-push-action"} <= uses
+    login = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/login-action@"))
+    assert login["with"]["registry"] == "ghcr.io"

@@ -92,7 +92,7 @@ def test_every_output_names_the_isolation_method_and_each_fence() -> None:
     files = render_all(ev)
     line = "1 property at sandbox via landlock: network, filesystem, processes, limits held"
     assert f"- isolation: {line}" in files["summary.md"]
-    assert "- isolation: 1 property at sandbox via unavailable: no fence held" in files["summary.md"]
+    assert "- isolation: 1 property not run: isolation sandbox is unavailable on this host" in files["summary.md"]
     from verdict_gate.report.terminal import terminal_table
 
     assert f"isolation: {line}" in terminal_table(ev)

@@ -144,10 +144,13 @@ def test_summary_crash_output_is_fenced_and_escaped() -> None:
 
 def test_run_json_document() -> None:
     doc = run_document(_blocked(), "out")
-    assert doc["format"] == "verdict-gate/run/v1"
+    assert doc["format"] == "verdict-gate/run/v2"
     assert (doc["outcome"], doc["exit_code"], doc["promoted"]) == ("blocked", 1, False)
     assert doc["counts"] == {"pass": 1, "fail": 1, "inconclusive": 1}
-    assert [v["prop_id"] for v in doc["verdicts"]] == ["prop.bad", "prop.known", "prop.ok"]
+    assert doc["worst_first"] == ["prop.bad", "prop.known", "prop.ok"]
+    # One shape for verdicts: the --format json document's are verdicts.json's, entry for entry.
+    assert doc["verdicts"] == json.loads(render_all(_blocked())["verdicts.json"])["verdicts"]
+    assert set(doc["verdicts"]["prop.bad"]) == {"verdict", "reason", "row", "detail", "notes", "claimed", "signature"}
     assert doc["evidence_dir"] == "out" and doc["files"]["verdicts.json"] == "out/verdicts.json"
     json.dumps(doc)
 

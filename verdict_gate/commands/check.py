@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,36 +32,116 @@ def add_parser(sub: Any) -> None:
     chk.add_argument("--rev", default=None, help="run on this revision (default: the work tree as it is)")
     add_pack_options(chk)
     chk.add_argument("--format", choices=["text", "json"], default="text",
-                     help="text (default) or json: one document on stdout, {format, ok, lines}")
+                     help="text (default) or json: one document on stdout: {format, ok, revision, where, notes, "
+                          "properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, "
+                          "freeze_command}]}")
     chk.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.errors import EXIT_BLOCKED, EXIT_PROMOTED
 
-    lines, ok = check(Path(args.repo), args.pack, args.rev, pack_options(args))
+    report = check(Path(args.repo), args.pack, args.rev, pack_options(args))
     if getattr(args, "format", "text") == "json":
         import json
 
-        print(json.dumps({"format": "verdict-gate/check/v1", "ok": ok, "lines": lines}, indent=2, sort_keys=True))
+        print(json.dumps(report.document(), indent=2, sort_keys=True))
     else:
-        print("\n".join(lines))
-    return EXIT_PROMOTED if ok else EXIT_BLOCKED
+        print("\n".join(report.lines()))
+    return EXIT_PROMOTED if report.ok else EXIT_BLOCKED
 
 
-def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tuple[list[str], bool]:
+@dataclass(frozen=True)
+class Checked:
+    """What ``check`` found for one property.
+
+    Attributes:
+        id: the property id.
+        ran: its body ran on at least one example (``False``: not collected, an import or collection error,
+            a missing pytest fixture, a host that could not give its isolation, skipped).
+        status: ``pass``, ``fail``, ``timeout``, ``crash``, ``skipped``, ``vacuous`` (passed, checked no example)
+            or ``missing`` (no result).
+        would_freeze: a freeze recorded from a replay of this failure would forgive it.
+        why_not: for a property that is not ``pass`` and cannot be frozen, why; else ``None``.
+        signature: the failure set's signature, for a failure.
+        failures: one line per failure (its node, exception and counterexample).
+        error: ``ExcType: message`` of what broke a property that cannot run.
+        output_tail: the last lines of pytest's own output, for a lost process.
+    """
+
+    id: str
+    ran: bool
+    status: str
+    would_freeze: bool
+    why_not: str | None
+    signature: str | None = None
+    failures: tuple[str, ...] = ()
+    error: str | None = None
+    output_tail: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole ``check``: each property (catalog order), the notes, the revision, and ``ok`` (every
+    property can run as it is)."""
+
+    properties: tuple[Checked, ...]
+    notes: tuple[str, ...]
+    revision: str
+    where: str
+    freeze_hint: str  # `{id}` is the property's id
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status == "pass" or c.would_freeze for c in self.properties)
+
+    def lines(self) -> list[str]:
+        """The text report, one block per property."""
+        out: list[str] = []
+        for c in self.properties:
+            if c.status == "missing":
+                out.append(f"{c.id}: no result ({c.why_not})")
+            elif c.status == "pass":
+                out.append(f"{c.id}: held")
+            elif c.status == "vacuous":
+                out.append(f"{c.id}: checked no example (vacuous)")
+            elif c.status == "skipped":
+                out.append(f"{c.id}: skipped (checked nothing)")
+            elif not c.would_freeze:
+                out.append(f"{c.id}: {c.status}, cannot be frozen: {c.why_not}")
+                if c.error:  # what broke it (an import error, a missing fixture …), as `run` shows it
+                    out.append(f"    {c.error}")
+                out += ["    " + line for line in c.output_tail]
+            else:
+                out.append(f"{c.id}: fails; a freeze would forgive {len(c.failures)} failure(s) ({c.signature}):")
+                out += [f"    {line}" for line in c.failures]
+                out.append("    to freeze on a protected revision: " + self.freeze_hint.format(id=c.id))
+        return out + [f"note: {n}" for n in self.notes]
+
+    def document(self) -> dict[str, Any]:
+        """The ``--format json`` document (``verdict-gate/check/v2``)."""
+        return {"format": FORMAT, "ok": self.ok, "revision": self.revision, "where": self.where,
+                "properties": [{"id": c.id, "ran": c.ran, "status": c.status, "would_freeze": c.would_freeze,
+                                "why_not": c.why_not, "signature": c.signature, "failures": list(c.failures),
+                                "error": c.error, "freeze_command": self.freeze_hint.format(id=c.id)
+                                if c.would_freeze else None} for c in self.properties],
+                "notes": list(self.notes)}
+
+
+FORMAT = "verdict-gate/check/v2"  # v2: per-property data (v1: the text lines)
+
+
+def check(repo: Path, source: str, rev: str | None, options: Any = None) -> Report:
     """Run every property of the pack on ``rev`` (a detached worktree) or on the work tree (``None``).
 
-    Returns the report's lines and whether every property can run as it is.
+    Returns the :class:`Report`: per property whether it ran, its status, whether a freeze would forgive
+    it and, if not, why.
     """
     from contextlib import nullcontext
 
     from verdict_gate import pack
-    from verdict_gate.core.ledger import unfreezable
-    from verdict_gate.core.signature import describe_failure
     from verdict_gate.host import git
     from verdict_gate.host.workdir import scratch_dir
-    from verdict_gate.report.text import printable
     from verdict_gate.run.execute import execute
 
     repo = git.toplevel(repo)
@@ -74,42 +155,53 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
         sub.mkdir()
         tree_cm: Any = git.worktree(repo, commit, scratch) if rev else nullcontext(repo)
         with tree_cm as tree:
+            generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props})
-    lines: list[str] = []
-    ok = True
-    for prop in props:
-        r = done.records.get(prop.id)
-        if r is None:
-            ok = False
-            lines.append(f"{prop.id}: no result (not collected: check the catalog's oracle and node)")
-            continue
-        if r.status == "pass":
-            vacuous = r.hits == 0
-            ok = ok and not vacuous
-            lines.append(f"{prop.id}: {'checked no example (vacuous)' if vacuous else 'held'}")
-            continue
-        if r.status == "skipped":
-            ok = False
-            lines.append(f"{prop.id}: skipped (checked nothing)")
-            continue
-        replay = {"prop_id": prop.id, "hits": r.hits, "exc_type": r.exc_type, "node": r.node,
-                  "failures": [{"node": f.node, "exc_type": f.exc_type, "signature_parts": dict(f.signature_parts)}
-                               for f in r.failures]}
-        why = unfreezable(replay) if r.status == "fail" else ""
-        if r.status in ("timeout", "crash") or why:
-            ok = False
-            lines.append(f"{prop.id}: {r.status}, cannot be frozen: {why or r.message}")
-            if why and r.exc_type:  # what broke it (an import error, a missing fixture …), as `run` shows it
-                lines.append(f"    {r.exc_type}: {printable(str(r.message or ''))[:300]}")
-            if r.output_tail:
-                lines += ["    " + line for line in r.output_tail.splitlines()[-5:]]
-            continue
-        lines.append(f"{prop.id}: fails; a freeze would forgive {len(r.failures)} failure(s) ({r.signature}):")
-        lines += [f"    {describe_failure(f.signature_parts)}" for f in r.failures]
-        lines.append(f"    to freeze on a protected revision: verdict-gate replay --rev REV --pack {source} "
-                     f"--only-id {prop.id} --out base.sig.json && verdict-gate freeze --base-sig base.sig.json "
-                     f"--id {prop.id} --reason \"…\" --ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
-    lines += [f"note: {n}" for n in done.notices]
-    print(f"checked on {rev or 'the work tree'} ({commit[:12]})", file=sys.stderr)
-    return lines, ok
+    hint = (f"verdict-gate replay --rev REV --pack {source} --only-id {{id}} --out base.sig.json && verdict-gate "
+            f"freeze --base-sig base.sig.json --id {{id}} --reason \"…\" "
+            f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
+    print(f"checked on {where} ({commit[:12]})", file=sys.stderr)
+    return Report(tuple(_checked(prop.id, done.records.get(prop.id)) for prop in props),
+                  tuple([*generated_notes, *done.notices]), commit, where, hint)
+
+
+def _checked(pid: str, r: Any) -> Checked:
+    """One property's :class:`Checked` from its run record (``None``: no result)."""
+    from verdict_gate.core.ledger import unfreezable
+    from verdict_gate.core.signature import describe_failure
+    from verdict_gate.report.text import printable
+
+    if r is None:
+        return Checked(pid, False, "missing", False, "not collected: check the catalog's oracle and node")
+    if r.status == "pass":
+        if r.hits == 0:
+            return Checked(pid, False, "vacuous", False, "it checked no example: nothing shows it holds")
+        return Checked(pid, True, "pass", False, None)
+    if r.status == "skipped":
+        return Checked(pid, False, "skipped", False, "it was skipped: it checked nothing")
+    replay = {"prop_id": pid, "hits": r.hits, "exc_type": r.exc_type, "node": r.node,
+              "failures": [{"node": f.node, "exc_type": f.exc_type, "signature_parts": dict(f.signature_parts)}
+                           for f in r.failures]}
+    why = unfreezable(replay) if r.status == "fail" else ""
+    if r.status in ("timeout", "crash") or why:
+        error = f"{r.exc_type}: {printable(str(r.message or ''))[:300]}" if why and r.exc_type else None
+        tail = tuple(r.output_tail.splitlines()[-5:]) if r.output_tail else ()
+        return Checked(pid, bool(r.hits), r.status, False, why or printable(str(r.message or r.status)),
+                       r.signature, error=error, output_tail=tail)
+    return Checked(pid, True, "fail", True, None, r.signature,
+                   tuple(describe_failure(f.signature_parts) for f in r.failures))
+
+
+def _generated(files: Any, tree: Path, rev: str | None, commit: str) -> list[str]:
+    """The catalog's ``generated:`` files: written into the worktree of ``--rev``; on the work tree
+    (never written into: it is the user's), a notice per file it lacks."""
+    from verdict_gate.host.generated import missing, write_generated
+
+    if not files:
+        return []
+    if rev:
+        return write_generated(tree, files, f"the tree of {commit[:12]}")[1]
+    return [f"generated file {path} (catalog generated:) is missing from the work tree, which the gate never "
+            "writes into: its imports fail here; build the package once (e.g. pip install -e .) or check a "
+            "clean checkout with --rev HEAD, where the gate writes it" for path in missing(tree, files)]

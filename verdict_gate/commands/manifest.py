@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_HELP = "exit codes: 0 written or matching, 1 verify found differences, 2 usage error."
+EXIT_HELP = ("exit codes: 0 written or matching, 1 verify found differences, 2 usage error or an invalid catalog, "
+             "ledger or file name (nothing is written).")
 
 
 def add_parser(sub: Any) -> None:
     man = sub.add_parser("manifest", epilog=EXIT_HELP, help="write or verify a pack's manifest.sha256",
-                         description="write: record every file's sha256. verify: list every missing, extra and "
-                                     "changed path (exit 1 on any).")
+                         description="write: validate the catalog and ledger, then record every file's sha256. "
+                                     "verify: list every missing, extra and changed path (exit 1 on any).")
     man.add_argument("action", choices=["write", "verify"])
     man.add_argument("packdir", help="oracle pack directory")
     man.set_defaults(run=run)
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from verdict_gate.host import schemas
     from verdict_gate.host.files import read_utf8
     from verdict_gate.host.hashing import build_manifest
-    from verdict_gate.pack.build import write_manifest
+    from verdict_gate.pack.build import check_source, write_manifest
 
     pack_dir = Path(args.packdir)
     if not pack_dir.is_dir():
@@ -38,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
                         "pass the oracle pack directory (the one holding catalog.yaml), e.g. oracle")
     path = pack_dir / MANIFEST_NAME
     if args.action == "write":
+        # The catalog and ledger are checked first, as the gate will read them: a manifest never seals a
+        # pack that `run` would only find void (an id the schema refuses, a missing property file).
+        check_source(pack_dir)
         text, _ = write_manifest(pack_dir)
         print(f"wrote {path} ({len(parse_json(text, 'manifest', str(path)))} files)")
         return EXIT_PROMOTED  # 0: written

@@ -17,6 +17,7 @@ import yaml
 
 from verdict_gate.core.digest import Normalizer
 from verdict_gate.core.errors import GateError, VoidError
+from verdict_gate.core.globs import match_any
 
 CATALOG_NAME = "catalog.yaml"
 LEDGER_NAME = "freeze_ledger.json"
@@ -76,6 +77,7 @@ class Catalog:
     isolation: str = "sandbox"
     modules: tuple[str, ...] = ()
     limits: tuple[tuple[str, int], ...] = ()  # the candidate worker's limits over its defaults, sorted pairs
+    generated: tuple[tuple[str, str], ...] = ()  # repository path → literal content, sorted by path (§7)
 
     def by_id(self) -> dict[str, Property]:
         return {p.id: p for p in self.properties}
@@ -89,7 +91,8 @@ def default_paths(pack_root: str) -> dict[str, list[str]]:
     """Bucket globs when the catalog names none (docs/design.md, "Diff buckets")."""
     return {
         "oracle": [f"{pack_root}/properties/**"],
-        "control": [f"{pack_root}/**", ".github/workflows/**"],
+        # The workflows are not here: which of them void a run depends on the run (core/workflows.py).
+        "control": [f"{pack_root}/**"],
         "fixtures": ["fixtures/**"],
         "src": ["src/**"],
         "generated": ["tests/generated/**"],
@@ -101,6 +104,41 @@ def _safe_relative(value: str, where: str, source: str, error: type[GateError]) 
     if path.is_absolute() or ".." in path.parts or "\\" in value:
         raise error("catalog", f"{source} {where}", f"{value!r} is not a relative path inside the pack or repository",
                     "use a POSIX path relative to the pack root, without '..'")
+
+
+GENERATED_MAX = 100  # files a catalog may declare under `generated:`
+
+
+def _generated(data: Any, pack_root: str, fixture_globs: list[str], source: str,
+               error: type[GateError]) -> tuple[tuple[str, str], ...]:
+    """The catalog's ``generated:`` map (repository path → literal content) as sorted pairs, each path
+    checked: relative, POSIX, written one way only (no ``.``/``..`` or empty parts, no backslash), outside
+    ``.git``, the pack and the fixtures. A generated file is what a build would write (hatch-vcs's
+    ``_version.py``): content the pack declares, never a command, and never data the digest covers."""
+    entries = data.get("generated", {})
+    if len(entries) > GENERATED_MAX:
+        raise error("catalog", f"{source} $.generated", f"declares {len(entries)} files, over {GENERATED_MAX}",
+                    "declare only the few files a build writes and git ignores (e.g. a _version.py)")
+    out = []
+    for path, content in sorted(entries.items()):
+        where = f"$.generated[{path!r}]"
+        parts = path.split("/")
+        if (path.startswith("/") or "\\" in path or not path.isprintable()
+                or any(part in ("", ".", "..") for part in parts)):
+            raise error("catalog", f"{source} {where}", "is not a relative path inside the repository written one "
+                        "way (no leading '/', no '.', '..' or empty parts, no backslash or control character)",
+                        "write the path from the repository's top, e.g. src/humanize/_version.py")
+        if any(part.lower() == ".git" for part in parts):
+            raise error("catalog", f"{source} {where}", "is inside .git: the gate never writes git's own files",
+                        "declare only files of the work tree")
+        if path == pack_root or path.startswith(pack_root + "/"):
+            raise error("catalog", f"{source} {where}", f"is inside the pack's directory {pack_root!r}",
+                        "generated files belong to the candidate's tree, never to the oracle pack")
+        if match_any(path, fixture_globs):
+            raise error("catalog", f"{source} {where}", "is a fixture path (paths.fixtures): fixtures are "
+                        "committed data the fixture digest covers", "move it out of the fixture globs")
+        out.append((path, content))
+    return tuple(out)
 
 
 # libyaml's safe loader where PyYAML was built with it (fast), else the pure-Python one.
@@ -226,6 +264,7 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
     for bucket, globs in paths.items():
         for j, glob in enumerate(globs):
             _safe_relative(glob, f"$.paths.{bucket}[{j}]", source, error)
+    generated = _generated(data, pack_root, list(paths["fixtures"]), source, error)
     return Catalog(
         source=source,
         seed=seed,
@@ -240,4 +279,5 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
         isolation=data.get("isolation", "sandbox"),
         modules=tuple(data.get("modules", ())),
         limits=tuple(sorted(data.get("limits", {}).items())),
+        generated=generated,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.globs import match_any
+from verdict_gate.core.workflows import Running, is_workflow
 
 BUCKETS = ("oracle", "control", "fixtures", "src", "generated", "other")
 
@@ -35,12 +36,15 @@ class Split:
         oracle_moved: property ids whose oracle file is edited (verdict V4/V5).
         control_edits: paths whose edit voids the run (control bucket, plus oracle-bucket
             paths that belong to no property: an unattributable oracle edit).
+        workflow_edits: edited workflow files that do not define this run (:mod:`verdict_gate.core.workflows`):
+            bucket ``other``, listed for reviewers.
     """
 
     changes: tuple[Change, ...]
     buckets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     oracle_moved: tuple[str, ...] = ()
     control_edits: tuple[str, ...] = ()
+    workflow_edits: tuple[str, ...] = ()  # edits under .github/workflows/ that do not define this run (bucket other)
 
     @property
     def void(self) -> bool:
@@ -76,11 +80,13 @@ def parse_name_status(raw: bytes) -> tuple[Change, ...]:
     return tuple(changes)
 
 
-def bucket_of(path: str, catalog: Catalog) -> str:
+def bucket_of(path: str, catalog: Catalog, running: Running | None = None) -> str:
     """The first bucket whose globs match ``path``, in :data:`BUCKETS` order.
 
     Anything under ``pack_root`` that is not an oracle file is control, whatever the
-    catalog's globs say.
+    catalog's globs say. So is what defines this run (``running``: the workflow file being run, the
+    local workflows and actions it uses); another workflow file is ``other``. With ``running`` unknown
+    (``None``) every file under ``.github/workflows/`` is control.
     """
     p = catalog.paths
     if match_any(path, p.oracle):
@@ -89,18 +95,23 @@ def bucket_of(path: str, catalog: Catalog) -> str:
     # fixtures of the pack) is control: the candidate must not touch it.
     if path.startswith(catalog.pack_root + "/") or match_any(path, p.control):
         return "control"
+    if running is not None and running.defines(path):
+        return "control"
+    if is_workflow(path):
+        return "control" if running is None else "other"
     for name, globs in (("fixtures", p.fixtures), ("src", p.src), ("generated", p.generated)):
         if match_any(path, globs):
             return name
     return "other"
 
 
-def split(changes: tuple[Change, ...], catalog: Catalog) -> Split:
-    """Bucket every path of ``changes`` by the catalog's globs and find the moved ids."""
+def split(changes: tuple[Change, ...], catalog: Catalog, running: Running | None = None) -> Split:
+    """Bucket every path of ``changes`` by the catalog's globs and what defines the run (``running``,
+    :func:`bucket_of`), and find the moved ids."""
     buckets: dict[str, set[str]] = {b: set() for b in BUCKETS}
     for change in changes:
         for path in change.paths:
-            buckets[bucket_of(path, catalog)].add(path)
+            buckets[bucket_of(path, catalog, running)].add(path)
     owner = {catalog.repo_path(p): p.id for p in catalog.properties}
     moved = sorted({owner[path] for path in buckets["oracle"] if path in owner})
     orphans = {path for path in buckets["oracle"] if path not in owner}
@@ -110,5 +121,6 @@ def split(changes: tuple[Change, ...], catalog: Catalog) -> Split:
         buckets={b: tuple(sorted(v)) for b, v in buckets.items()},
         oracle_moved=tuple(moved),
         control_edits=tuple(control),
+        workflow_edits=tuple(sorted(path for path in buckets["other"] if is_workflow(path))),
     )
 

@@ -98,10 +98,16 @@ class ManifestDiff:
         return not (self.missing or self.extra or self.changed)
 
     def describe(self) -> str:
-        lines = [f"  missing: {p}" for p in self.missing]
-        lines += [f"  extra:   {p}" for p in self.extra]
-        lines += [f"  changed: {p}" for p in self.changed]
+        """One line per path; a name with a control character is shown quoted and escaped (``'a\\nb'``),
+        so a newline in a file name never starts a line naming a file that does not exist."""
+        lines = [f"  missing: {_shown(p)}" for p in self.missing]
+        lines += [f"  extra:   {_shown(p)}" for p in self.extra]
+        lines += [f"  changed: {_shown(p)}" for p in self.changed]
         return "\n".join(lines)
+
+
+def _shown(path: str) -> str:
+    return path if path.isprintable() else repr(path)
 
 
 def manifest_text(manifest: Mapping[str, str]) -> str:

@@ -53,17 +53,21 @@ class FailureRecord:
 
 
 def examples_json(log: tuple[Example, ...] | None) -> list[dict[str, Any]] | None:
-    """An example log as JSON: ``{"digest", "held"}`` per example in draw order, ``input`` on a failing one."""
+    """An example log as JSON: ``{"digest", "held"}`` per example in draw order, ``input`` (and ``error``, when
+    known) on a failing one."""
     if log is None:
         return None
-    return [{"digest": e.digest, "held": e.held, **({} if e.held else {"input": e.input})} for e in log]
+    return [{"digest": e.digest, "held": e.held,
+             **({} if e.held else {"input": e.input}), **({"error": e.error} if e.error is not None else {})}
+            for e in log]
 
 
 def examples_of(raw: Any) -> tuple[Example, ...] | None:
     """The example log of a results-stream or evidence record (``None`` when the run kept none)."""
     if not isinstance(raw, list):
         return None
-    return tuple(Example(str(e["digest"]), bool(e["held"]), e.get("input")) for e in raw
+    return tuple(Example(str(e["digest"]), bool(e["held"]), e.get("input"),
+                         error=e["error"] if isinstance(e.get("error"), str) else None) for e in raw
                  if isinstance(e, Mapping) and isinstance(e.get("digest"), str) and isinstance(e.get("held"), bool))
 
 

@@ -58,12 +58,14 @@ STOPPED = "f" * 32  # the example-log entry of a logging pass that stopped early
 @dataclass(frozen=True)
 class Example:
     """One drawn example of an example log (docs/design.md §8.3): the digest of its value, whether
-    it held, and (for a failing one) its input, for the message."""
+    it held, and (for a failing one) its input and ``error`` (``ExcType: first message line``), for the
+    message."""
 
     digest: str
     held: bool
     input: Any = None
     unmatched: bool = False  # a failing fresh example the base replay never drew (see _unmatched)
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -333,7 +335,7 @@ def _unmatched(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example,
     if not log:
         return []
     drawn = {e.digest for base in base_logs if base for e in base}
-    return [Example(e.digest, False, e.input, unmatched=True) for e in log
+    return [Example(e.digest, False, e.input, unmatched=True, error=e.error) for e in log
             if not e.held and e.digest != STOPPED and e.digest not in drawn]
 
 

@@ -46,6 +46,7 @@ from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import git
 from verdict_gate.host.fixtures import glob_roots, is_fixture, not_checked_out, whole_roots
+from verdict_gate.host.generated import write_generated
 
 LINKS_ENV = "VERDICT_GATE_FIXTURE_LINKS"  # "0": check every fixture out
 NOBODY = 65534  # the uid a bubblewrap worker runs as in its user namespace
@@ -292,6 +293,7 @@ class Trees:
     paths: tuple[Path, ...]
     twins: frozenset[int] = frozenset()
     linked: Mapping[str, str] = field(default_factory=dict)  # the first tree's links: path → committed blob id
+    notices: tuple[str, ...] = ()  # for the run's notices: the catalog's generated files a tree could not take
 
 
 @contextlib.contextmanager
@@ -306,7 +308,8 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
     files, and each other tree's are hard links to the first tree's files wherever its revision commits
     the same blob (so a second tree costs links even when the first was checked out). All are made
     before any is digested: a hard link moves its file's ``ctime``, and linking after a digest would
-    send the post-run check to read every file again.
+    send the post-run check to read every file again. Then the catalog's ``generated:`` files are written
+    into each tree (:func:`verdict_gate.host.generated.write_generated`).
 
     Raises:
         GateError: git failed.
@@ -341,7 +344,14 @@ def trees(repo: Path, revs: Sequence[str], scratch: Path, catalog: Catalog,
                     whence = "the work tree" if i == 0 else f"the tree of {revs[0][:12]}"
                     progress(f"fixtures of {rev[:12]}: {len(linked)} file(s) linked from {whence}, "
                              f"{copied} checked out")
-        yield Trees(tuple(paths), frozenset(twins), first_links)
+        notices: list[str] = []
+        for rev, path in zip(revs, paths, strict=True):
+            if catalog.generated:
+                written, problems = write_generated(path, catalog.generated, f"the tree of {rev[:12]}")
+                notices += problems
+                if progress is not None and written:
+                    progress(f"generated: {written} file(s) the catalog declares written into the tree of {rev[:12]}")
+        yield Trees(tuple(paths), frozenset(twins), first_links, tuple(notices))
 
 
 def unverified(linked: Mapping[str, str], blobs: Mapping[str, str]) -> list[str]:
@@ -370,7 +380,7 @@ def check_out_instead(repo: Path, revs: Sequence[str], made: Trees, paths: Seque
                     "--pathspec-from-file=-", "--pathspec-file-nul",
                     input=b"\0".join(os.fsencode(p) for p in present))
     gone = set(paths)
-    return Trees(made.paths, frozenset(), {k: v for k, v in made.linked.items() if k not in gone})
+    return Trees(made.paths, frozenset(), {k: v for k, v in made.linked.items() if k not in gone}, made.notices)
 
 
 def _same_roots(repo: Path, a: str, b: str, roots: Sequence[str]) -> bool:

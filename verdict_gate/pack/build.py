@@ -35,6 +35,7 @@ from verdict_gate.core.ledger import parse_json
 from verdict_gate.host import schemas
 from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
 from verdict_gate.host.hashing import build_manifest, sha256_file, walk
+from verdict_gate.pack.extract import NAME_FIX, bad_name
 
 MTIME = 0  # seconds since the epoch, for every member and the gzip header
 MODE = 0o644
@@ -93,6 +94,11 @@ def write_manifest(src: Path) -> tuple[str, tuple[str, ...]]:
         GateError: ``manifest.sha256`` exists and is not a regular file.
     """
     manifest = build_manifest(src)
+    for name in manifest:
+        if bad_name(name):  # before the schema's message, which would blame the manifest the user never wrote
+            raise GateError("pack file", repr(f"{src}/{name}"), "has a control character or backslash in its name, "
+                            "which the gate refuses in a pack (such a name cannot be shown or extracted safely)",
+                            NAME_FIX)
     schemas.check("manifest", manifest, f"(internal) {src / MANIFEST_NAME}")
     text = manifest_text(manifest)
     path = src / MANIFEST_NAME

@@ -58,6 +58,16 @@ class Extracted:
     bytes: int
 
 
+NAME_FIX = ("rename that file in the pack to a printable name without backslashes, then run "
+            "`verdict-gate manifest write PACKDIR` and commit")
+
+
+def bad_name(name: str) -> bool:
+    """Whether a pack file's relative name has a control character or a backslash (never allowed in a
+    pack: such a name cannot be shown in a log or extracted the same way everywhere)."""
+    return any(ord(c) < 32 or ord(c) == 127 for c in name) or "\\" in name
+
+
 class _Names:
     """Member-name checks shared by tar and zip: relative, no ``..``, unique, no case or
     Unicode-normalisation collisions, no file where a directory is (and vice versa)."""
@@ -67,13 +77,13 @@ class _Names:
         self.files: dict[str, str] = {}
         self.dirs: dict[str, str] = {}
 
-    def refuse(self, raw: str, problem: str) -> VoidError:
-        return VoidError("oracle pack", f"{self.source} member {raw!r}", problem, REBUILD)
+    def refuse(self, raw: str, problem: str, fix: str = REBUILD) -> VoidError:
+        return VoidError("oracle pack", f"{self.source} member {raw!r}", problem, fix)
 
     def check(self, raw: str, is_dir: bool) -> PurePosixPath | None:
         """The safe relative path of member ``raw``, or None for the archive root itself."""
-        if any(ord(c) < 32 or ord(c) == 127 for c in raw) or "\\" in raw:
-            raise self.refuse(raw, "has a control character or backslash in its name")
+        if bad_name(raw):
+            raise self.refuse(raw, "has a control character or backslash in its name", NAME_FIX)
         if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
             raise self.refuse(raw, "escapes the pack (absolute path)")
         path = PurePosixPath(raw)

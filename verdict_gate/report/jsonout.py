@@ -14,13 +14,16 @@ from verdict_gate.core.errors import EXIT_CODES
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.records import BaseSigRecord
 from verdict_gate.report.rows import counts, ordered
+from verdict_gate.report.verdicts import verdict_entries
 
-RUN_FORMAT = "verdict-gate/run/v1"
+RUN_FORMAT = "verdict-gate/run/v2"  # v2: verdicts keyed by id, as in verdicts.json (v1: a list)
 REPLAY_FORMAT = "verdict-gate/replay/v1"
 
 
 def run_document(ev: Evidence, evidence_dir: str) -> dict[str, Any]:
-    """The ``run --format json`` document: outcome, exit code, counts, verdicts (worst first), evidence."""
+    """The ``run --format json`` document: outcome, exit code, counts, ``verdicts`` in ``verdicts.json``'s shape
+    (:func:`verdict_gate.report.verdicts.verdict_entries`, keyed by id), ``worst_first`` (the ids, fail first),
+    evidence."""
     return {
         "format": RUN_FORMAT,
         "outcome": ev.outcome,
@@ -28,8 +31,8 @@ def run_document(ev: Evidence, evidence_dir: str) -> dict[str, Any]:
         "exit_code": EXIT_CODES[ev.outcome] if ev.outcome else None,
         "why": ev.void_reason if ev.outcome == "void" else ev.why,
         "counts": counts(ev),
-        "verdicts": [{"prop_id": pid, "verdict": v.verdict, "reason": v.reason, "row": v.row, "detail": v.detail,
-                      "claimed": pid in ev.claimed} for pid, v in ordered(ev)],
+        "verdicts": verdict_entries(ev),
+        "worst_first": [pid for pid, _ in ordered(ev)],
         "head_revision": ev.head_revision,
         "base_ref": ev.base_ref,
         "base_revision": ev.base_revision,

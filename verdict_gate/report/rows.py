@@ -7,7 +7,7 @@ from typing import Any
 
 from verdict_gate.boundary.sandbox import FENCES
 from verdict_gate.core.evidence import Evidence
-from verdict_gate.core.verdict import Verdict
+from verdict_gate.core.verdict import STOPPED, Example, Verdict
 from verdict_gate.report.text import printable
 
 SEVERITY = {"fail": 0, "inconclusive": 1, "pass": 2}
@@ -31,11 +31,42 @@ def signature(ev: Evidence, prop_id: str) -> str | None:
     return run.signature if run is not None else None
 
 
+def new_failing_example(ev: Evidence, prop_id: str) -> Example | None:
+    """For a ``new_failing_examples`` verdict: the first example the candidate failed (its example log, then
+    its fresh log, in draw order) that held on the base replay, or the entry saying a log stopped early;
+    ``None`` for any other verdict or when the logs do not show one."""
+    verdict = ev.verdicts.get(prop_id)
+    run = ev.run_of(prop_id)
+    if verdict is None or verdict.reason != "new_failing_examples" or run is None:
+        return None
+    replays = [r for r in (ev.base_sig.replays if ev.base_sig is not None else ()) if r.prop_id == prop_id]
+    held = {e.digest for r in replays for log in (r.example_log, r.fresh_log) for e in (log or ()) if e.held}
+    failing = [e for log in (run.example_log, run.fresh_log) for e in (log or ()) if not e.held]
+    return next((e for e in failing if e.digest in held), next((e for e in failing if e.digest == STOPPED), None))
+
+
+def example_text(example: Example) -> str:
+    """``input {json}: ExcType: message`` for one failing example (plain text, unprintables escaped)."""
+    shown = json.dumps(example.input, sort_keys=True, default=repr) if example.input is not None else "(not kept)"
+    return printable(f"input {shown}: {example.error or 'its exception was not kept'}")
+
+
 def cause(ev: Evidence, prop_id: str, limit: int = 300) -> str:
     """Why the run failed, from its run record: ``ExcType: first message line [counterexample]``,
-    or "" when the property passed or has no run. Cut to ``limit`` characters."""
+    or "" when the property passed or has no run. Cut to ``limit`` characters. For ``new_failing_examples``,
+    the new failing example's input and exception (not the run's first failure, which a freeze may cover)."""
     run = ev.run_of(prop_id)
-    if run is None or run.status == "pass" or not run.exc_type:
+    if run is None:
+        return ""
+    verdict = ev.verdicts.get(prop_id)
+    if verdict is not None and verdict.reason == "isolation_unavailable" and \
+            run.isolation.get("method") == "unavailable":
+        return ""  # the verdict's detail already says why, word for word: the property never ran
+    example = new_failing_example(ev, prop_id)
+    if example is not None:
+        text = "new failing example (held on the base): " + example_text(example)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+    if run.status == "pass" or not run.exc_type:
         return ""
     exc = run.exc_type.removeprefix("builtins.")
     message = (run.message or "").strip().splitlines()
@@ -93,6 +124,9 @@ def isolation(ev: Evidence) -> list[dict[str, Any]]:
 def isolation_line(group: dict[str, Any]) -> str:
     """``3 properties at sandbox via landlock: network, filesystem, processes, limits held`` (plain text)."""
     n = group["properties"]
+    if group["method"] == "unavailable":  # nothing ran: there is no method, and no fence to speak of
+        return (f"{n} propert{'y' if n == 1 else 'ies'} not run: isolation {group['level']} is unavailable on this "
+                "host (the verdicts say why; `verdict-gate doctor` shows what it can give)")
     held = f"{', '.join(group['held'])} held" if group["held"] else "no fence held"
     open_ = f"; not held: {', '.join(group['open'])}" if group["open"] else ""
     return f"{n} propert{'y' if n == 1 else 'ies'} at {group['level']} via {group['method']}: {held}{open_}"

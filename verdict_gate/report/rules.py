@@ -126,7 +126,8 @@ RULES: dict[str, Rule] = {
     "void": Rule(
         "The oracle pack or its control files cannot be trusted for this run.",
         "The pack failed validation (bytes, manifest, schema, links) or the diff edits a control file: the "
-        "catalog, the ledger, the manifest, the pack's fixtures or the workflows. Nothing was scored.",
+        "catalog, the ledger, the manifest, the pack's fixtures, or the workflow that runs the gate and the local "
+        "workflows and actions it uses. Nothing was scored.",
         "Land oracle and workflow changes through their human review path, or restore the pack from its "
         "protected source; the message says which file."),
 }

@@ -15,7 +15,15 @@ import re
 
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import Verdict
-from verdict_gate.report.rows import artifact_note, cause, counts, isolation, isolation_line, ordered
+from verdict_gate.report.rows import (
+    artifact_note,
+    cause,
+    counts,
+    isolation,
+    isolation_line,
+    new_failing_example,
+    ordered,
+)
 from verdict_gate.report.rules import RULES
 from verdict_gate.report.text import md_cell, md_code, printable
 
@@ -44,6 +52,14 @@ def _details(ev: Evidence, pid: str, v: Verdict, limit: int = 4000) -> str:
     """A collapsible block with the failed run's exception, message, counterexample and traceback."""
     run = ev.run_of(pid)
     parts = [f"**{v.verdict}** (`{v.reason}`, row {v.row}): {md_code(v.detail[:1000])}"]
+    new = new_failing_example(ev, pid)
+    if new is not None:
+        shown = json.dumps(new.input, sort_keys=True, default=repr) if new.input is not None else "(not kept)"
+        parts.append("**new failing example** (it held on the base revision and fails on the candidate)\n\n"
+                     + _fence(printable_block(shown)[:limit]))
+        parts.append("**its failure**\n\n" + _fence(printable_block(new.error or "(its exception was not kept)")))
+        if run is not None and run.failed:
+            parts.append("The run's first failure, below, is the one the freeze names; the example above is new.")
     if run is not None and run.failed:
         if run.exc_type:
             parts.append(f"**exception** `{md_cell(run.exc_type.removeprefix('builtins.'))}`"

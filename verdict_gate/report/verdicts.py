@@ -21,6 +21,16 @@ def dumps(doc: Any) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
 
 
+def verdict_entries(ev: Evidence) -> dict[str, dict[str, Any]]:
+    """The one shape of the verdicts, in ``verdicts.json`` and ``run --format json`` alike: property id →
+    ``{verdict, reason, row, detail, notes, claimed, signature}``, keys sorted by id."""
+    return {
+        pid: {"verdict": v.verdict, "reason": v.reason, "row": v.row, "detail": v.detail, "notes": list(v.notes),
+              "claimed": pid in ev.claimed, "signature": signature(ev, pid)}
+        for pid, v in sorted(ev.verdicts.items())
+    }
+
+
 def verdicts_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
     if ev.outcome is None:
         raise ValueError("the evidence has no outcome: a run is scored or explicitly void before it is written")
@@ -38,11 +48,7 @@ def verdicts_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
         "pack": ev.pack,
         "claimed": list(ev.claimed),
         "counts": counts(ev),
-        "verdicts": {
-            pid: {"verdict": v.verdict, "reason": v.reason, "row": v.row, "detail": v.detail, "notes": list(v.notes),
-                  "claimed": pid in ev.claimed, "signature": signature(ev, pid)}
-            for pid, v in sorted(ev.verdicts.items())
-        },
+        "verdicts": verdict_entries(ev),
         "notices": ev.notices,
         "evidence": digests,
     }

@@ -22,6 +22,7 @@ from verdict_gate.host import workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.host.git import git_config
+from verdict_gate.host.modules import check_modules
 from verdict_gate.pack import Pack
 from verdict_gate.run import runner
 
@@ -79,6 +80,8 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
     ``slot`` and ``cancel``: for a run beside another one (:class:`Slots`, :func:`runner.run_properties`).
 
     Raises:
+        GateError: a module the properties import is the candidate's and installed beside the gate too,
+            and the catalog has no ``modules:`` (:func:`verdict_gate.host.modules.check_modules`).
         runner.Cancelled: ``cancel`` was set.
     """
     notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
@@ -87,6 +90,8 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
                 for entry in oracle_pack.catalog.python_path
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
+    # A module both the candidate and the gate's environment provide: the catalog's to settle, before anything runs.
+    check_modules(oracle_pack.catalog, tree, oracle_pack.dir, repo)
     result, record = fixtures or fixture_digest(oracle_pack, tree, revision)
     before = result.digest
     with workdir.home_canary() as canary:

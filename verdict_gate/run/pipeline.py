@@ -35,7 +35,8 @@ from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
-from verdict_gate.host import checkout, forks, git
+from verdict_gate.core.workflows import is_workflow
+from verdict_gate.host import checkout, forks, git, workflows
 from verdict_gate.host.fixtures import Digested, current_ledger, fixture_digest, legacy_digest
 from verdict_gate.host.workdir import RAM_DIR, ram_parent, scratch_dir, sweep
 from verdict_gate.report.text import printable
@@ -131,6 +132,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         revs = [ev.head_revision] + ([ev.base_revision] if oracle_pack.ledger.prop_ids() else [])
         with checkout.trees(repo, revs, scratch, oracle_pack.catalog, progress) as made:
             cand, base_tree = made.paths[0], (made.paths[1] if len(made.paths) > 1 else None)
+            ev.notices += made.notices
             fixtures = digest_fixtures(ev, oracle_pack, cand, progress, git_blobs=bool(made.linked))
             if fixtures is None:
                 return ev
@@ -262,7 +264,10 @@ def split_diff(ev: Evidence, oracle_pack: pack.Pack, progress: Progress) -> diff
         changes = diffsplit.parse_name_status(raw_diff)
     except diffsplit.DiffParseError as exc:
         raise RuntimeError(f"git diff output could not be parsed: {exc}") from None
-    parts = diffsplit.split(changes, oracle_pack.catalog)
+    # What defines this run (the workflow file being run and what it uses locally) voids the run when
+    # edited; another workflow file is bucket `other`. Unknown outside GitHub Actions: every one voids.
+    running, unknown = workflows.running(Path(ev.repo), [head, ev.base_revision], os.environ)
+    parts = diffsplit.split(changes, oracle_pack.catalog, running)
     if not changes:
         ev.notices.append(f"the diff {ev.base_revision[:12]}...{head[:12]} is empty: HEAD adds nothing to the base")
     ev.oracle_edited = {
@@ -270,16 +275,33 @@ def split_diff(ev: Evidence, oracle_pack: pack.Pack, progress: Progress) -> diff
         "buckets": {k: list(v) for k, v in parts.buckets.items()},
         "oracle_moved": list(parts.oracle_moved), "control_edits": list(parts.control_edits),
         "void": parts.void,
+        "running": running.to_json() if running is not None else None,
+        "workflow_edits": list(parts.workflow_edits),
     }
+    if parts.workflow_edits:
+        shown = ", ".join(printable(w) for w in parts.workflow_edits)
+        ev.notices.append(f"{len(parts.workflow_edits)} workflow file(s) edited that do not run in this run (bucket "
+                          f"other; review them like any code): {shown}")
     if parts.void:
         more = len(parts.control_edits) - 10
         ev.void("the diff edits control files of the oracle: "
                 + ", ".join(printable(path) for path in parts.control_edits[:10])
-                + (f" and {more} more" if more > 0 else ""))
+                + (f" and {more} more" if more > 0 else "")
+                + _workflow_note(parts, running, unknown))
     return parts
 
 
 PARALLEL_ENV = "VERDICT_GATE_PARALLEL_REPLAY"  # "0": the base replay first, then the candidate run
+
+
+def _workflow_note(parts: diffsplit.Split, running: Any, unknown: str) -> str:
+    """Why an edited workflow file voids the run: it defines this run, or which workflow runs is unknown."""
+    edited = [p for p in parts.control_edits if is_workflow(p) or (running is not None and running.defines(p))]
+    if not edited:
+        return ""
+    if running is None:
+        return f" (every edit under .github/workflows/ voids the run: {printable(unknown)})"
+    return f" ({', '.join(printable(p) for p in edited[:5])}: defines this run, {printable(running.workflow)})"
 
 
 def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffsplit.Split,

@@ -178,15 +178,20 @@ class RawResults:
 
 
 class _Tally:
-    """Properties done, across the processes of a run (thread-safe), for ``[n/total]`` progress."""
+    """Properties done, across the processes of a run (thread-safe), for ``[n/total]`` progress.
+
+    Only a finished property gets a number, and its line is printed while the count is held: with
+    several oracle processes the numbers still come out 1, 2, … total, in order, each once (a line
+    for a property that starts carries none: two processes start theirs at once)."""
 
     def __init__(self, total: int) -> None:
         self.total, self.done, self.lock = total, 0, threading.Lock()
 
-    def bump(self, count: int = 1) -> int:
+    def report(self, progress: Progress, message: str, count: int = 1) -> None:
+        """Count ``count`` properties done and print ``[done/total] message`` in the same step."""
         with self.lock:
             self.done += count
-            return self.done
+            progress(f"[{self.done}/{self.total}] {message}")
 
 
 _LIVE: set[int] = set()  # pids of the pytest processes now running (never reaped by the sweep)
@@ -262,13 +267,12 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
                     # fence the rest).
                     workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
             except sandbox.Unavailable as exc:
-                progress(f"isolation {level} is unavailable here: {len(group)} propert"
-                         f"{'y' if len(group) == 1 else 'ies'} not run")
+                tally.report(progress, f"isolation {level} is unavailable here: {len(group)} propert"
+                                       f"{'y' if len(group) == 1 else 'ies'} not run", len(group))
                 for prop in group:
                     results[prop.id] = _synthetic(prop, "fail", "verdict_gate.IsolationUnavailable", str(exc),
                                                   {"level": level, "method": "unavailable", "fences": {},
                                                    "why": str(exc)})
-                tally.bump(len(group))
                 continue
         work += [(level, share) for share in shares(group, jobs)]
     cpus = _cpus()
@@ -508,18 +512,17 @@ class _Watch:
         elif event == stream.UNCOLLECTED and self.current is None:
             # The catalog names a test the pack's file does not have (a node typo).
             self.mine[pid] = record
-            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {pid}: "
-                          f"no test collected for {self.by_id[pid].selector}")
+            self.tally.report(self.progress, f"{pid}: no test collected for {self.by_id[pid].selector}")
         elif event == stream.START and self.current is None:
             self.collected = True  # a plugin that ran no collection hook still starts properties
             self.current, self.started_at = pid, time.monotonic()
-            self.progress(f"[{self.tally.done + 1}/{self.tally.total}] {pid} …")
+            self.progress(f"{pid} …")
         elif event == stream.RESULT and pid == self.current and stream.well_formed(record):
             self.mine[pid] = record
             self.current = None
             duration = record.get("duration_s")
-            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {pid}: {record['status']}"
-                          + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) and duration else ""))
+            self.tally.report(self.progress, f"{pid}: {record['status']}"
+                              + (f" ({duration:.2f} s)" if isinstance(duration, (int, float)) and duration else ""))
         else:
             self.tampered = f"an out-of-order {str(event)[:20]!r} record for {pid}"
 
@@ -538,11 +541,13 @@ class _Watch:
     def finish(self, returncode: int | None, log_path: Path) -> None:
         code = _signal_name(returncode if returncode is not None else -9)
         if self.tampered:
+            fresh = [prop for prop in self.by_id.values() if prop.id not in self.results and prop.id not in self.mine]
             for prop in self.by_id.values():
                 if prop.id not in self.results:
                     self.results[prop.id] = _synthetic(prop, "crash", stream.CRASH_EXC,
                                                        f"the results stream was tampered with ({self.tampered})")
-            self.progress(f"the property process wrote {self.tampered}: its properties are recorded crashed")
+            self.tally.report(self.progress, f"the property process wrote {self.tampered}: its properties are "
+                                             "recorded crashed", len(fresh))
             self.got = len(self.by_id)
             return
         if self.kill_reason == "collecting":
@@ -554,23 +559,23 @@ class _Watch:
         if self.kill_reason == "timeout" and self.current is not None:
             prop = self.by_id[self.current]
             self.mine[prop.id] = _synthetic(prop, "timeout", stream.TIMEOUT_EXC, f"timed out after {prop.timeout:g} s")
-            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {prop.id}: "
-                          f"timeout after {prop.timeout:g} s")
+            self.tally.report(self.progress, f"{prop.id}: timeout after {prop.timeout:g} s")
         elif self.current is not None:
             prop = self.by_id[self.current]
             self.mine[prop.id] = _synthetic(prop, "crash", stream.CRASH_EXC,
                                             f"the pytest process ended ({code}) mid-property")
-            self.progress(f"[{self.tally.bump()}/{self.tally.total}] {prop.id}: crash ({code})")
+            self.tally.report(self.progress, f"{prop.id}: crash ({code})")
         elif not self.ended:
             # Killed outside any property, or gone without the plugin's closing record
             # (os._exit, a crash after the last result): nothing it reported is trusted, and
             # what it never started is not retried.
             why = (f"the pytest process spent over {self.outside_limit:g} s outside any property"
                    if self.kill_reason == "hung" else f"the pytest process ended ({code}) without its closing record")
+            fresh = [prop for prop in self.by_id.values() if prop.id not in self.results and prop.id not in self.mine]
             for prop in self.by_id.values():
                 if prop.id not in self.results:
                     self.mine[prop.id] = _synthetic(prop, "crash", stream.CRASH_EXC, why)
-            self.progress(why)
+            self.tally.report(self.progress, why, len(fresh))
         if not self.mine:
             tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
             self.progress(f"pytest produced no result ({code}): {' | '.join(tail)}")

@@ -1,0 +1,152 @@
+"""Candidate modules the properties import that are also installed beside the gate (docs/design.md §7,
+catalog ``modules:``): a configuration error found before any property runs, never a verdict.
+
+Without ``modules:``, the oracle process's import hook serves every top-level module the candidate's
+``python_path`` directories provide, except one that the oracle's own ``sys.path`` also finds (a package
+installed beside verdict-gate: more-itertools through twine, attrs through Hypothesis). Which of the two
+a property means cannot be told, so that import fails in the oracle process, and every property that
+makes it would be ``crashed`` and the run ``blocked``: a fault of the catalog reported against the
+candidate. :func:`ambiguous` finds those names on the host first, by the hook's own rule, for the
+modules the pack's code imports, so the run stops with exit 2 and the fix (``modules: [...]``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.machinery
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from verdict_gate.boundary.proxy import pack_module_names
+from verdict_gate.core.catalog import Catalog
+from verdict_gate.core.errors import GateError
+
+
+def provided(directories: Iterable[Path]) -> set[str]:
+    """Top-level module names ``directories`` provide: ``x.py``, a directory ``x/`` holding a ``.py`` or
+    ``.so``, extension modules ``x.*.so``; without the standard library's names (the hook never serves
+    those)."""
+    names: set[str] = set()
+    for directory in directories:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False) and name.isidentifier():
+                try:
+                    if any(child.endswith((".py", ".so")) for child in os.listdir(entry.path)):
+                        names.add(name)
+                except OSError:
+                    pass
+            elif name.endswith(".py") and name[:-3].isidentifier():
+                names.add(name[:-3])
+            elif name.endswith((".so", ".pyd")) and name.split(".")[0].isidentifier():
+                names.add(name.split(".")[0])
+    return names - set(sys.stdlib_module_names)
+
+
+def imported_by(pack_dir: Path) -> set[str]:
+    """Top-level names the pack's own Python files import (``import x.y``, ``from x import y``; relative
+    imports and the pack's ``fixtures/`` left out), read with :mod:`ast`, never run. A file that does not
+    parse is skipped (pytest reports it)."""
+    names: set[str] = set()
+    for root, dirs, files in os.walk(pack_dir):
+        dirs[:] = sorted(d for d in dirs if not (root == str(pack_dir) and d == "fixtures") and not d.startswith("."))
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            try:
+                tree = ast.parse(Path(root, name).read_bytes())
+            except (SyntaxError, ValueError, OSError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names.update(alias.name.partition(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    names.add(node.module.partition(".")[0])
+    return names
+
+
+def installed_paths(repo_like: Sequence[Path]) -> list[str]:
+    """The gate's own import path as the oracle process gets it: this interpreter's ``sys.path`` without
+    the current directory (the oracle process runs with ``-P``) and without anything under ``repo_like``
+    (the trees being gated)."""
+    cwd = os.getcwd()
+    roots = [os.path.realpath(r) for r in repo_like]
+    out = []
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or os.path.realpath(entry) == os.path.realpath(cwd):
+            continue
+        real = os.path.realpath(entry)
+        if any(real == r or real.startswith(r + os.sep) for r in roots):
+            continue
+        out.append(entry)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def preloaded() -> frozenset[str]:
+    """Top-level modules an oracle process has loaded before its import hook is in place: those that
+    importing pytest and Hypothesis loads, measured in a child of this interpreter started as the oracle
+    process is (``-P -s``, no ``PYTHONPATH``). Empty if that child fails (then nothing is left out)."""
+    code = "import sys, pytest, hypothesis; print(' '.join(sorted({m.partition('.')[0] for m in sys.modules})))"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
+    try:
+        out = subprocess.run([sys.executable, "-P", "-s", "-c", code], capture_output=True, text=True, env=env,
+                             cwd="/", timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(out.split())
+
+
+def ambiguous(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | None = None) -> dict[str, str]:
+    """Candidate module names the properties import that the gate's environment also provides: name →
+    where the installed one is. Empty when the catalog lists ``modules:`` (then exactly those names are
+    the candidate's)."""
+    if catalog.modules:
+        return {}
+    root = tree.resolve()
+    dirs = [d for d in ((tree / entry).resolve() for entry in catalog.python_path) if d == root or root in d.parents]
+    candidates = (provided(dirs) & imported_by(pack_dir)) - pack_module_names(str(pack_dir))
+    if not candidates:
+        return {}
+    path = installed_paths([tree, pack_dir, *([repo] if repo is not None else [])])
+    installed = {name for name in candidates if importlib.machinery.PathFinder.find_spec(name, path) is not None}
+    # The oracle process's own imports (pytest, Hypothesis and what they load) are never the candidate's: the
+    # hook leaves them alone, so they are not ambiguous (a candidate `hypothesis.py` changes nothing there).
+    if installed:
+        installed -= preloaded()
+    found = {}
+    for name in sorted(installed):
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None:
+            found[name] = spec.origin or (list(spec.submodule_search_locations or [""])[0])
+    return found
+
+
+def check_modules(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | None = None) -> None:
+    """Raise the configuration error for :func:`ambiguous` names, if any.
+
+    Raises:
+        GateError: a candidate module the properties import is installed beside the gate too, and the
+            catalog has no ``modules:``.
+    """
+    found = ambiguous(catalog, tree, pack_dir, repo)
+    if not found:
+        return
+    names = list(found)
+    where = "; ".join(f"{name} at {origin}" for name, origin in found.items())
+    raise GateError(
+        "catalog", f"{catalog.source} $.modules",
+        f"is not set, and the properties import {', '.join(names)}, which the candidate's python_path "
+        f"({', '.join(catalog.python_path)}) provides and the gate's own environment also has ({where}): "
+        "which one a property means is ambiguous, so every property importing it would crash",
+        f"list the candidate's top-level modules in the catalog, e.g. `modules: [{', '.join(names)}]` "
+        "(exactly those names are then served from the candidate), or run the gate from an environment "
+        "without that package")

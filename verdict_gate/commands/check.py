@@ -107,9 +107,9 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> tupl
             continue
         lines.append(f"{prop.id}: fails; a freeze would forgive {len(r.failures)} failure(s) ({r.signature}):")
         lines += [f"    {describe_failure(f.signature_parts)}" for f in r.failures]
-        lines.append(f"    to freeze on a protected revision: verdict-gate replay --rev REV --pack {source} "
-                     f"--only-id {prop.id} --out base.sig.json && verdict-gate freeze --base-sig base.sig.json "
-                     f"--id {prop.id} --reason \"…\" --ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
+        lines.append(f"    to freeze on a protected revision (replayed 5 times: a flake becomes a flaky freeze): "
+                     f"verdict-gate freeze --rev REV --pack {source} --id {prop.id} --reason \"…\" "
+                     f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
     lines += [f"note: {n}" for n in done.notices]
     print(f"checked on {rev or 'the work tree'} ({commit[:12]})", file=sys.stderr)
     return lines, ok

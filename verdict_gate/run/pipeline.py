@@ -553,10 +553,8 @@ def fresh_replay(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch:
                 ev.notices.append(
                     f"{pid}: preexisting_failure: a fresh example (fresh seed {r.fresh_seed}) fails on the base "
                     f"revision {ev.base_revision[:12]} too: {shown}; the verdict is unchanged. Once reviewed, "
-                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} "
-                    f"--pack {shlex.quote(oracle_pack.source)} "
-                    f"--only-id {pid} --out base.sig.json "
-                    f"&& verdict-gate freeze --base-sig base.sig.json --id {pid} --reason \"…\" "
+                    f"freeze it: verdict-gate freeze --rev {ev.base_revision[:12]} "
+                    f"--pack {shlex.quote(oracle_pack.source)} --id {pid} --reason \"…\" "
                     f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
             else:
                 ev.notices.append(f"{pid}: a fresh example (fresh seed {r.fresh_seed}) that fails on the candidate "

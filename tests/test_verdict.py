@@ -162,6 +162,8 @@ FLAKY_TABLE = [
     ("V11-flaky-expired", failed(), [flaky(expires_on=dt.date(2026, 11, 29))], tried((F1,)), "note", "fail",
      "freeze_expired", ()),
     ("V15-flaky", failed(failures=BOTH), [flaky()], tried((F1,)), "note", "fail", "unfrozen_failure", ()),
+    ("V15-flaky-not-shown-on-base-either", failed(failures=BOTH), [flaky()], tried(()), "note", "fail",
+     "unfrozen_failure", ()),
     ("V7-flaky", failed(failures=(F_OTHER,)), [flaky()], tried((F1,)), "note", "fail", "signature_mismatch", ()),
     ("V16-flaky-same-state", failed(example_log=(BROKE,)), [flaky()], tried((F1,), example_log=(HELD,)), "note",
      "fail", "new_failing_examples", ()),
@@ -205,6 +207,7 @@ def test_needs_try_only_where_a_try_can_change_the_verdict():
     assert not needs_try(failed(), [flaky()], tried((), (F1,)))  # a try in the candidate's state exists
     assert not needs_try(failed(), [freeze()], [])  # a deterministic freeze gets one try
     assert not needs_try(failed(failures=(F_OTHER,)), [flaky()], tried(()))  # outside the set: fail whatever
+    assert not needs_try(failed(failures=BOTH), [flaky()], tried(()))  # F2 is outside: no try can forgive it
     assert not needs_try(PASSED, [flaky()], tried((F1,)))  # a pass is a pass
     assert needs_try(PASSED_FRESH, [flaky()], tried((F1,)))  # a failing fresh example needs a passing try
     assert not needs_try(PASSED_FRESH, [flaky()], tried((F1,), ()))

@@ -327,13 +327,21 @@ def decide(
         elif step > best_step:
             best, best_step = verdict, step
     also = [f"{len(extra)} failure(s) outside the frozen set"] if extra else []
-    if any(f.signature not in forgiven for f in matched):
+    unfrozen = (f"{len(extra)} failure(s) outside the frozen set: "
+                + "; ".join(describe_failure(f.parts) for f in extra[:10])
+                + (f"; and {len(extra) - 10} more" if len(extra) > 10 else ""))
+    unforgiven = [f for f in matched if f.signature not in forgiven]
+    if unforgiven:
         assert best is not None
+        if extra and best.reason == "not_reproduced_on_base" and all(
+                any(f.signature in fr.names() for fr in freezes if fr.flaky) for f in unforgiven):
+            # No base try could forgive a failure outside the set: whether the flake showed there does not
+            # decide, so the failure that does is reported (and the gate spends no try on it: needs_try).
+            return _fail("unfrozen_failure", f"{unfrozen}; the flaky freeze's own failures showed on no base "
+                                             "replay try either")
         return Verdict(best.verdict, best.reason, "; ".join([best.detail, *also]), best.notes)
     if extra:  # V15: some failures are frozen, these are not
-        return _fail("unfrozen_failure", f"{len(extra)} failure(s) outside the frozen set: "
-                     + "; ".join(describe_failure(f.parts) for f in extra[:10])
-                     + (f"; and {len(extra) - 10} more" if len(extra) > 10 else ""))
+        return _fail("unfrozen_failure", unfrozen)
     # V16: same seed, same draws; an example that held on the base and fails here is new.
     logged = _regressions(run.example_log, [r.example_log for r in _alike(run, on_base, freezes)
                                             if r.prop_id == freezes[0].prop_id
@@ -380,7 +388,7 @@ def needs_try(run: RunResult | None, freezes: Sequence[Freeze], tries: Sequence[
     on the run's base revision) do not have yet. That is, the candidate failed with a failure of a flaky freeze
     and no try yet showed failures within that freeze (V10) in the candidate's state (V16); or it passed with a
     failing fresh example and no try passed (the differential check, §8.3). Never for a property without a
-    flaky freeze, nor for a candidate whose verdict no try can change.
+    flaky freeze, nor for a candidate whose verdict no try can change (a failure outside every frozen set).
     """
     flaky = [fr for fr in freezes if fr.flaky]
     if run is None or not flaky:
@@ -389,8 +397,8 @@ def needs_try(run: RunResult | None, freezes: Sequence[Freeze], tries: Sequence[
         return bool(run.fresh_log and any(not e.held for e in run.fresh_log)) and not _alike(run, tries, freezes)
     failing = {f.signature for f in run.failure_set()}
     named = [fr for fr in flaky if fr.names() & failing]
-    if not named:
-        return False
+    if not named or failing - {sig for fr in freezes for sig in fr.names()}:
+        return False  # no flaky freeze involved, or a failure outside every set fails the property anyway
     return not _alike(run, tries, freezes) or not all(shows_within(fr, tries) for fr in named)
 
 

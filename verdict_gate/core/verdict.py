@@ -155,9 +155,9 @@ class Freeze:
         return hashlib.sha256(identity).hexdigest()[:12]
 
     def kind_label(self) -> str:
-        """``deterministic`` or ``flaky (failed 2 of 5 replays)``."""
+        """``deterministic`` or ``flaky, failed 2 of 5 replays``."""
         if self.flaky and self.rate:
-            return f"flaky (failed {self.rate[0]} of {self.rate[1]} replays)"
+            return f"flaky, failed {self.rate[0]} of {self.rate[1]} replays"
         return self.kind
 
 
@@ -366,17 +366,16 @@ def decide(
 def _alike(run: RunResult, tries: Sequence[BaseSig], freezes: Sequence[Freeze]) -> list[BaseSig]:
     """The base replay tries whose examples may be compared with the candidate's (V16).
 
-    Without a flaky freeze, every try. With one, only the tries in the candidate's own state: a candidate
-    that passed is compared with tries that passed; one that failed, with tries whose failures are all
-    frozen and show the flaky failures the candidate shows. An example that held while the flake did not
-    show says nothing about it when the flake shows, and comparing them would block an honest patch
-    whenever the flake showed on one side only (docs/design.md §3, "Flaky freezes").
+    Every try, unless the property has a flaky freeze and the candidate failed: then only the tries in the
+    candidate's own state, whose failures are all frozen and show the flaky failures the candidate shows.
+    An example that held while the flake did not show says nothing about it when the flake shows, and
+    comparing them would block an honest patch whenever the flake showed on the candidate only (docs/design.md
+    §3, "Flaky freezes"). A passing candidate is compared with every try, as without a freeze: a freeze may
+    never weaken the check of a pass.
     """
     flaky = {sig for fr in freezes if fr.flaky for sig in fr.names()}
-    if not flaky:
+    if not flaky or run.status == "pass":
         return list(tries)
-    if run.status == "pass":
-        return [t for t in tries if not t.failure_set() and t.status in ("pass", None)]
     frozen = {sig for fr in freezes for sig in fr.names()}
     shown = {f.signature for f in run.failure_set()} & flaky
     return [t for t in tries if t.failure_set() and t.failure_set() <= frozen and shown <= t.failure_set()]
@@ -384,17 +383,14 @@ def _alike(run: RunResult, tries: Sequence[BaseSig], freezes: Sequence[Freeze]) 
 
 def needs_try(run: RunResult | None, freezes: Sequence[Freeze], tries: Sequence[BaseSig]) -> bool:
     """Whether the base replay should try a property with a flaky freeze once more (docs/design.md §3, "Flaky
-    freezes"): its verdict would depend on a try in the candidate's own state that ``tries`` (this property's,
-    on the run's base revision) do not have yet. That is, the candidate failed with a failure of a flaky freeze
-    and no try yet showed failures within that freeze (V10) in the candidate's state (V16); or it passed with a
-    failing fresh example and no try passed (the differential check, §8.3). Never for a property without a
-    flaky freeze, nor for a candidate whose verdict no try can change (a failure outside every frozen set).
+    freezes"): the candidate failed with a failure of a flaky freeze, and no try yet (of ``tries``: this
+    property's, on the run's base revision) showed failures within that freeze (V10) or showed them in the
+    candidate's own state (V16). Never for a property without a flaky freeze, for a pass (another try can
+    only find more regressions, never fewer), nor for a failure outside every frozen set (it fails anyway).
     """
     flaky = [fr for fr in freezes if fr.flaky]
-    if run is None or not flaky:
+    if run is None or not flaky or run.status == "pass":
         return False
-    if run.status == "pass":
-        return bool(run.fresh_log and any(not e.held for e in run.fresh_log)) and not _alike(run, tries, freezes)
     failing = {f.signature for f in run.failure_set()}
     named = [fr for fr in flaky if fr.names() & failing]
     if not named or failing - {sig for fr in freezes for sig in fr.names()}:

@@ -156,9 +156,9 @@ RULES: dict[str, Rule] = {
         "The frozen failure is reproduced, but examples that passed on the base revision now fail: the patch "
         "broke more than the known failure.",
         "Fix the regression; the message lists the examples.",
-        flaky="the examples are compared only with base replay tries in the candidate's own state (a passing "
-        "candidate with tries that passed, a failing one with tries that showed its flaky failures), so the flake "
-        "showing on one side only is never taken for a regression."),
+        flaky="a failing candidate's examples are compared only with base replay tries in its own state (tries "
+        "that showed its flaky failures), so the flake showing on one side only is never taken for a regression; "
+        "a passing candidate's are compared with every try, as without a freeze."),
     "freeze_stale": Rule(
         "The property held, but a deterministic freeze of it is left, and the catalog says stale: fail.",
         "Like pytest's strict xfail: the catalog's stale: fail makes a property that passes while a deterministic "

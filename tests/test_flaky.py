@@ -17,28 +17,16 @@ from hypothesis import strategies as st
 
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.ledger import add_freeze, judge_tries, ledger_from
-from verdict_gate.core.signature import make_signature, set_signature
+from verdict_gate.core.signature import set_signature
 from verdict_gate.core.upkeep import expiring, extend, find, prune, prune_plan, remove, row, tries_needed
-from verdict_gate.core.verdict import BaseSig, Example, FailureRef, Freeze, RunResult, decide, needs_try
+from verdict_gate.core.verdict import BaseSig, FailureRef, Freeze, RunResult, decide, needs_try
 from verdict_gate.host.files import parse_ledger
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
-BASE, OLD = "b" * 40, "a" * 40
-DIGEST, OTHER_DIGEST = "d" * 64, "e" * 64
-TODAY = dt.date(2026, 11, 30)
+# The failures, digests and example logs of the failure-set properties: the same draws, for flaky freezes.
+from test_failure_sets import BASE, DIGEST, FAILURES, OLD, OTHER_DIGEST, TODAY, logs  # noqa: E402
 
-
-def _failure(node: str, n: int) -> FailureRef:
-    s = make_signature(prop_id="prop.x", node=f"properties/test_x.py::{node}", seed=7,
-                       exc_type="builtins.AssertionError", message="boom", counterexample={"n": n})
-    return FailureRef(s.value, s.parts)
-
-
-FAILURES = [_failure("test_a", 1), _failure("test_a", 2), _failure("test_b", 1), _failure("test_c", 0)]
-DIGESTS = ["a" * 32, "b" * 32, "c" * 32]
-logs = st.none() | st.lists(st.builds(Example, st.sampled_from(DIGESTS), st.booleans(), st.just({"n": 1})),
-                            max_size=4).map(tuple)
 failure_sets = st.lists(st.sampled_from(FAILURES), min_size=1, max_size=3, unique_by=lambda f: f.signature) \
     .map(lambda fs: tuple(sorted(fs, key=lambda f: f.signature)))
 

@@ -119,6 +119,16 @@ def _candidate(base: dict[str, object], tmp: Path, calc: str) -> Path:
     return repo
 
 
+def _gates(base: dict[str, object], tmp: Path, calc: str, runs: int) -> list[tuple[int, dict, dict]]:
+    """The patch ``calc`` gated ``runs`` times: (exit code, its evidence, prop.half's verdict) per gate."""
+    repo = _candidate(base, tmp, calc)
+    out = []
+    for i in range(runs):
+        code, docs = _gate(repo, tmp / f"out{i}")
+        out.append((code, docs, docs["verdicts.json"]["verdicts"]["prop.half"]))
+    return out
+
+
 def _gate(repo: Path, out: Path) -> tuple[int, dict]:
     proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle", "--out", str(out),
                "--today", "2026-11-30")
@@ -149,12 +159,8 @@ def test_the_flake_is_frozen_as_flaky_and_never_as_deterministic(flaky_base):
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_the_same_honest_patch_is_promoted_every_time(flaky_base, tmp_path, chunk):
-    repo = _candidate(flaky_base, tmp_path, HONEST)
-    for i in range(RUNS):
-        code, docs = _gate(repo, tmp_path / f"out{i}")
-        v = docs["verdicts.json"]
-        half = v["verdicts"]["prop.half"]
-        assert (v["outcome"], code) == ("promoted", 0), half
+    for code, docs, half in _gates(flaky_base, tmp_path, HONEST, RUNS):
+        assert (docs["verdicts.json"]["outcome"], code) == ("promoted", 0), half
         assert (half["verdict"], half["reason"]) in (("pass", "held"), ("inconclusive", "frozen")), half
         assert half["notes"] == [] and "stale" not in half["detail"]  # the flake not showing is expected
         if half["verdict"] == "inconclusive":  # the flake showed on the candidate: a base try showed it too
@@ -163,12 +169,8 @@ def test_the_same_honest_patch_is_promoted_every_time(flaky_base, tmp_path, chun
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_a_second_new_failure_is_blocked_every_time(flaky_base, tmp_path, chunk):
-    repo = _candidate(flaky_base, tmp_path, BROKEN)
-    for i in range(RUNS):
-        code, docs = _gate(repo, tmp_path / f"out{i}")
-        v = docs["verdicts.json"]
-        half = v["verdicts"]["prop.half"]
-        assert (v["outcome"], code) == ("blocked", 1), half
+    for code, docs, half in _gates(flaky_base, tmp_path, BROKEN, RUNS):
+        assert (docs["verdicts.json"]["outcome"], code) == ("blocked", 1), half
         # With the flake showing, the new bug is a failure beside the frozen one; without it, the run's only
         # failure is one no freeze names. Either way it is never forgiven.
         assert (half["verdict"], half["reason"]) in (("fail", "unfrozen_failure"), ("fail", "signature_mismatch"))
@@ -177,10 +179,7 @@ def test_a_second_new_failure_is_blocked_every_time(flaky_base, tmp_path, chunk)
 
 
 def test_fixing_the_flake_is_promoted_with_no_stale_advice(flaky_base, tmp_path):
-    repo = _candidate(flaky_base, tmp_path, FIXED)
-    for i in range(2):
-        code, docs = _gate(repo, tmp_path / f"out{i}")
-        half = docs["verdicts.json"]["verdicts"]["prop.half"]
+    for i, (code, docs, half) in enumerate(_gates(flaky_base, tmp_path, FIXED, 2)):
         assert (docs["verdicts.json"]["outcome"], code) == ("promoted", 0)
         assert (half["verdict"], half["reason"], half["notes"], half["detail"]) == ("pass", "held", [], "held")
         assert "stale" not in (tmp_path / f"out{i}" / "summary.md").read_text()

@@ -146,7 +146,7 @@ def main(keep: bool = False, refresh_ledger: bool = False) -> int:
     work = Path(tempfile.mkdtemp(prefix="verdict-gate-demo-"))
     failures = 0
     try:
-        print("building the example order service and freezing its known failure by a real base replay …")
+        print("building the example order service and freezing its known failure by 5 real base replays …")
         repo, ledger_text = build_base(work, spec)
         committed = examples_dir() / "freeze_ledger.json"
         if refresh_ledger:

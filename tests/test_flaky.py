@@ -270,3 +270,13 @@ def test_prune_by_a_replays_evidence():
     assert not any(p.remove for p in prune_plan(ledger, _sigs((), digest=OTHER_DIGEST), contains))
     assert not any(p.remove for p in prune_plan(ledger, _sigs(()), {}))
     assert not any(p.remove for p in prune_plan(ledger, [], contains))
+
+
+def test_the_kinds_and_stale_policies_are_the_schemas():
+    from conftest import ROOT
+    from verdict_gate.core.verdict import KINDS, STALE_POLICIES
+
+    ledger = json.loads((ROOT / "schemas" / "freeze_ledger.schema.json").read_text())["properties"]["freezes"]
+    catalog = json.loads((ROOT / "schemas" / "catalog.schema.json").read_text())["$defs"]
+    ledger = ledger["items"]["properties"]
+    assert tuple(ledger["kind"]["enum"]) == KINDS and tuple(catalog["stale"]["enum"]) == STALE_POLICIES

@@ -35,7 +35,7 @@ from verdict_gate.core.digest import TREE_V1, Scan
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.progress import Progress
-from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
+from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.core.upkeep import expiring, expiry_notice
@@ -476,7 +476,7 @@ def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: 
     if base_tree is None:
         return
     props = oracle_pack.catalog.by_id()
-    tries: dict[str, list[Any]] = {}
+    tries: dict[str, list[ReplayRecord]] = {}
     for rec in ev.base_sig.replays:
         tries.setdefault(rec.prop_id, []).append(rec)
     spent: dict[str, float] = {}

@@ -71,6 +71,24 @@ class Ctx:
         return ["freeze", "--base-sig", str(self.base_sig()), "--id", "prop.tax_round", "--reason", reason,
                 "--ledger", str(self.pack / "freeze_ledger.json"), *extra]
 
+    def freeze_tries(self, failed: tuple[bool, ...], *extra: str) -> list[str]:
+        """``freeze`` from a base.sig.json with one try of prop.tax_round per entry of ``failed`` (the frozen
+        failure, or a pass)."""
+        argv = self.freeze(*extra)
+        one = json.loads(self.base_sig().read_text())["replays"][0]
+        passed = {**one, "status": "pass", "signature": None, "signature_parts": None}
+        replays = [{**(one if f else passed), "try": n} for n, f in enumerate(failed, 1)]
+        doc = {"version": 1, "base_revision": one["base_revision"], "fixture_digest": one["fixture_digest"],
+               "replays": replays}
+        self.write(self.tmp / "base.sig.json", json.dumps(doc))
+        return argv
+
+    def ledger_cmd(self, *args: str, freezes: bool = True) -> list[str]:
+        """``ledger ARGS --ledger PACK/freeze_ledger.json``, the ledger holding the example's freeze."""
+        if freezes:
+            self.write(self.pack / "freeze_ledger.json", json.dumps({"version": 1, "freezes": [LEDGER_FREEZE]}))
+        return ["ledger", *args, "--ledger", str(self.pack / "freeze_ledger.json")]
+
 
 CATALOG = (ROOT / "examples" / "orders" / "repo" / "oracle" / "catalog.yaml").read_text()
 GOOD_PROPS = """\
@@ -246,6 +264,53 @@ CASES: list[Case] = [
     C("freeze-ledger-invalid", lambda c: c.ledger("{") and c.freeze(), 2, ("JSON", "fix:")),
     C("freeze-missing-reason-flag", lambda c: [a for a in c.freeze() if a not in ("--reason", "known; ORD-17")], 2,
       ("--reason",)),
+    # --- freeze's evidence: replayed now (--rev) or read (--base-sig), several tries ----------------
+    C("freeze-rev-without-pack", lambda c: ["freeze", "--rev", "main", "--repo", str(c.repo), "--id",
+                                            "prop.tax_round", "--reason", "r", "--ledger",
+                                            str(c.pack / "freeze_ledger.json")], 2, ("--pack", "--rev", "fix:")),
+    C("freeze-pack-without-rev", lambda c: c.freeze("--pack", "git:main:oracle"), 2, ("--pack", "--rev", "fix:")),
+    C("freeze-rev-and-base-sig", lambda c: c.freeze("--rev", "main"), 2, ("not allowed with",)),
+    C("freeze-rev-unknown", lambda c: ["freeze", "--rev", "no-such-rev", "--pack", "git:main:oracle", "--repo",
+                                       str(c.repo), "--id", "prop.tax_round", "--reason", "r", "--ledger",
+                                       str(c.pack / "freeze_ledger.json")], 2, ("no-such-rev", "fix:")),
+    C("freeze-replays-zero", lambda c: c.freeze("--replays", "0"), 2, ("--replays", "fix:")),
+    C("freeze-replays-more-than-the-file", lambda c: c.freeze("--replays", "5"), 2,
+      ("1 try", "fewer than --replays 5", "fix:")),
+    C("freeze-kind-bad", lambda c: c.freeze("--kind", "sometimes"), 2, ("invalid choice", "flaky")),
+    C("freeze-deterministic-but-tries-differ", lambda c: c.freeze_tries((True, False), "--kind", "deterministic"), 2,
+      ("failed 1 of 2 replays", "flaky", "fix:")),
+    C("freeze-tries-all-pass", lambda c: c.freeze_tries((False, False)), 2, ("no failure to freeze", "fix:")),
+    C("replay-replays-zero", lambda c: ["replay", "--repo", str(c.repo), "--rev", "main", "--pack", "git:main:oracle",
+                                        "--out", str(c.tmp / "b.json"), "--replays", "0"], 2, ("--replays", "fix:")),
+    # --- ledger upkeep: the ledger and its manifest untouched on every error -------------------------
+    C("ledger-list-missing", lambda c: ["ledger", "list", "--ledger", str(c.tmp / "nope.json")], 2,
+      ("does not exist", "fix:")),
+    C("ledger-list-invalid", lambda c: c.ledger("{") and c.ledger_cmd("list", freezes=False), 2, ("JSON", "fix:")),
+    C("ledger-list-today-bad", lambda c: c.ledger_cmd("list", "--today", "tomorrow"), 2, ("--today", "fix:")),
+    C("ledger-remove-unknown", lambda c: c.ledger_cmd("remove", "abcdef123456"), 2, ("names no freeze", "fix:")),
+    C("ledger-remove-short-prefix", lambda c: c.ledger_cmd("remove", "ab"), 2, ("names no freeze", "fix:")),
+    C("ledger-extend-past", lambda c: c.ledger_cmd("extend", "prop.tax_round", "--expires-on", "2020-01-01"), 2,
+      ("before today", "fix:")),
+    C("ledger-extend-bad-date", lambda c: c.ledger_cmd("extend", "prop.tax_round", "--expires-on", "soon"), 2,
+      ("--expires-on", "YYYY-MM-DD", "fix:")),
+    C("ledger-extend-no-date", lambda c: c.ledger_cmd("extend", "prop.tax_round"), 2, ("--expires-on",)),
+    C("ledger-prune-no-evidence", lambda c: c.ledger_cmd("prune"), 2, ("--base-sig", "--rev")),
+    C("ledger-prune-rev-without-pack", lambda c: c.ledger_cmd("prune", "--rev", "main", "--repo", str(c.repo)), 2,
+      ("--pack", "fix:")),
+    C("ledger-prune-base-sig-missing", lambda c: c.ledger_cmd("prune", "--base-sig", str(c.tmp / "nope.json"),
+                                                              "--repo", str(c.repo)), 2, ("does not exist", "fix:")),
+    C("ledger-prune-base-sig-replays", lambda c: c.ledger_cmd("prune", "--base-sig", str(c.base_sig()), "--replays",
+                                                              "3", "--repo", str(c.repo)), 2, ("--replays", "fix:")),
+    C("ledger-deterministic-with-a-partial-rate", lambda c: c.ledger(ledger_with(
+        kind="deterministic", rate={"failed": 1, "replays": 2})), 2, ("flaky", "fix:")),
+    C("ledger-flaky-without-rate", lambda c: c.ledger(ledger_with(kind="flaky", rate=None)), 2, ("rate", "fix:")),
+    C("ledger-rate-over-replays", lambda c: c.ledger(ledger_with(kind="flaky", rate={"failed": 3, "replays": 2})),
+      2, ("at most", "fix:")),
+    C("ledger-kind-bad", lambda c: c.ledger(ledger_with(kind="sometimes")), 2, ("kind", "fix:")),
+    C("ledger-last-seen-before-first", lambda c: c.ledger(ledger_with(last_seen="2020-01-01")), 2,
+      ("last_seen", "fix:")),
+    C("catalog-replay-tries-zero", lambda c: c.catalog(cat("replay_tries: 0\n")), 2, ("replay_tries", "fix:")),
+    C("catalog-stale-bad", lambda c: c.catalog(cat("", prop("stale: loudly"))), 2, ("stale", "fix:")),
     # --- run flags ------------------------------------------------------------------------------
     C("run-today-week", lambda c: c.run()[:-1] + ["2026-W01-1"], 2, ("--today", "YYYY-MM-DD")),
     C("run-today-compact", lambda c: c.run()[:-1] + ["20261130"], 2, ("--today", "YYYY-MM-DD")),

@@ -648,14 +648,15 @@ def test_a_preexisting_failure_names_a_freeze_command_that_runs(tmp_path):
     code, docs, _ = run(repo, tmp_path / "out")
     assert reasons(docs) == {"prop.add": ("fail", "no_freeze")} and code == 1
     notice = next(n for n in docs["verdicts.json"]["notices"] if "preexisting_failure" in n)
-    replay = shlex.split(notice.split("freeze it: ")[1].split(" && ")[0])
-    assert replay[:2] == ["verdict-gate", "replay"] and "--pack" in replay
-    sig = tmp_path / "base.sig.json"
-    args = replay[1:]  # replay and its options
-    args[args.index("--out") + 1] = str(sig)
-    proc = cli(*args, "--repo", str(repo))
+    freeze = shlex.split(notice.split("freeze it: ")[1])
+    assert freeze[:2] == ["verdict-gate", "freeze"] and "--pack" in freeze and "--rev" in freeze
+    args = freeze[1:]  # freeze and its options, run where the user runs it: the repository's root
+    args[args.index("--reason") + 1] = "adds one above 50; CALC-3"
+    proc = cli(*args, "--replays", "2", cwd=repo)  # 2 replays of the 5 it would run, for time
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(sig.read_text())["replays"][0]["prop_id"] == "prop.add"
+    (record,) = json.loads((repo / "oracle" / "freeze_ledger.json").read_text())["freezes"]
+    assert record["prop_id"] == "prop.add" and record["kind"] == "deterministic"
+    assert record["rate"] == {"failed": 2, "replays": 2}
 
 
 def test_a_name_the_candidate_package_lacks_reads_as_python_says_it(tmp_path):

@@ -126,6 +126,99 @@ TABLE = [
 ]
 
 
+def flaky(failures: tuple[FailureRef, ...] = (F1,), rate: tuple[int, int] = (2, 5), **kw: object) -> Freeze:
+    """A flaky freeze (docs/design.md §3, "Flaky freezes"): the union of the failures seen, failed ``rate``."""
+    return set_freeze(failures, kind="flaky", rate=rate, **kw)
+
+
+def tried(*outcomes: tuple[FailureRef, ...], **kw: object) -> list[BaseSig]:
+    """One base replay try per outcome (a failure set; ``()`` is a pass), on BASE, in try order."""
+    from verdict_gate.core.signature import set_signature
+
+    return [BaseSig("prop.x", set_signature(f.signature for f in fs), DIGEST, BASE,
+                    failures=tuple(f.signature for f in fs), status="fail" if fs else "pass", **kw)  # type: ignore[arg-type]
+            for fs in outcomes]
+
+
+PASSED_FRESH = PASSED.__class__(**{**PASSED.__dict__, "fresh_log": (BROKE,)})
+
+# Flaky freezes and the catalog's `stale` (docs/design.md §3): (row id, run, freezes, tries, stale, verdict, reason,
+# notes). Every row is a case the ledger can hold and the base replay can show.
+FLAKY_TABLE = [
+    ("V1-flaky-pass-no-note", PASSED, [flaky()], tried((F1,)), "note", "pass", "held", ()),
+    ("V1-flaky-pass-stale-fail", PASSED, [flaky()], tried((F1,)), "fail", "pass", "held", ()),
+    ("V1-deterministic-stale-note", PASSED, [freeze()], REPLAYED, "note", "pass", "held", ("freeze_stale",)),
+    ("V1-deterministic-stale-fail", PASSED, [freeze()], REPLAYED, "fail", "fail", "freeze_stale", ()),
+    ("V1-both-kinds-stale-fail", PASSED, [flaky((F2,)), freeze()], tried((F1,)), "fail", "fail", "freeze_stale", ()),
+    ("V3-flaky-second-try", failed(), [flaky()], tried((), (F1,)), "note", "inconclusive", "frozen", ()),
+    ("V3-flaky-one-of-its-set", failed(), [flaky(BOTH)], tried((F2,)), "note", "inconclusive", "frozen", ()),
+    ("V3-flaky-set", failed(failures=BOTH), [flaky(BOTH)], tried((F1,)), "note", "inconclusive", "frozen", ()),
+    ("V10-flaky-no-try-showed-it", failed(), [flaky()], tried((), (), ()), "note", "fail", "not_reproduced_on_base",
+     ()),
+    ("V10-flaky-tries-outside-the-set", failed(), [flaky()], tried((F1, F_OTHER)), "note", "fail",
+     "not_reproduced_on_base", ()),
+    ("V8-flaky-other-digest", failed(), [flaky(fixture_digest="e" * 64)], tried((F1,)), "note", "fail",
+     "digest_mismatch", ()),
+    ("V11-flaky-expired", failed(), [flaky(expires_on=dt.date(2026, 11, 29))], tried((F1,)), "note", "fail",
+     "freeze_expired", ()),
+    ("V15-flaky", failed(failures=BOTH), [flaky()], tried((F1,)), "note", "fail", "unfrozen_failure", ()),
+    ("V15-flaky-not-shown-on-base-either", failed(failures=BOTH), [flaky()], tried(()), "note", "fail",
+     "unfrozen_failure", ()),
+    ("V7-flaky", failed(failures=(F_OTHER,)), [flaky()], tried((F1,)), "note", "fail", "signature_mismatch", ()),
+    ("V16-flaky-same-state", failed(example_log=(BROKE,)), [flaky()], tried((F1,), example_log=(HELD,)), "note",
+     "fail", "new_failing_examples", ()),
+    ("V3-flaky-other-state-not-compared", failed(example_log=(BROKE,)), [flaky()],
+     tried((), example_log=(HELD,)) + tried((F1,), example_log=(BROKE,)), "note", "inconclusive", "frozen", ()),
+    ("V16-flaky-fresh-on-a-pass", PASSED_FRESH, [flaky()], tried((), fresh_log=(HELD,)), "note", "fail",
+     "new_failing_examples", ()),
+    ("V16-flaky-fresh-on-a-pass-any-try", PASSED_FRESH, [flaky()], tried((F1,), fresh_log=(HELD,)), "note", "fail",
+     "new_failing_examples", ()),  # a freeze never weakens the check of a pass
+]
+
+
+@pytest.mark.parametrize(("row", "run", "freezes", "tries", "stale", "verdict", "reason", "notes"), FLAKY_TABLE,
+                         ids=[row[0] for row in FLAKY_TABLE])
+def test_flaky_and_stale_table(row, run, freezes, tries, stale, verdict, reason, notes):
+    got = decide(run, oracle_edited=False, freezes=freezes, replay=tries, base_revision=BASE, ancestors=ANCESTORS,
+                 freeze_base="reproduced", today=TODAY, stale=stale)
+    assert (got.verdict, got.reason, got.notes) == (verdict, reason, notes), got.detail
+    assert got.row == row.split("-")[0]
+    if any(f.flaky for f in freezes) and got.verdict == "pass":
+        assert "stale" not in got.detail  # a flaky failure that did not show is expected: no advice
+
+
+def test_a_flaky_not_reproduced_says_how_many_tries_and_the_odds():
+    got = decide(failed(), oracle_edited=False, freezes=[flaky(rate=(2, 5))], replay=tried((), (), ()),
+                 base_revision=BASE, ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY)
+    assert "none of the 3 base replay tries" in got.detail and "failed 2 of 5" in got.detail
+    assert "21.6%" in got.detail and "replay_tries" in got.detail  # (1 - 2/5) ** 3
+
+
+def test_stale_fail_names_the_freeze_to_remove():
+    got = decide(PASSED, oracle_edited=False, freezes=[freeze()], replay=REPLAYED, base_revision=BASE,
+                 ancestors=ANCESTORS, freeze_base="reproduced", today=TODAY, stale="fail")
+    assert f"verdict-gate ledger remove {freeze().id}" in got.detail
+
+
+def test_needs_try_only_where_a_try_can_change_the_verdict():
+    from verdict_gate.core.verdict import needs_try
+
+    assert needs_try(failed(), [flaky()], tried(()))  # the flake showed here, not on the base yet
+    assert not needs_try(failed(), [flaky()], tried((), (F1,)))  # a try in the candidate's state exists
+    assert not needs_try(failed(), [freeze()], [])  # a deterministic freeze gets one try
+    assert not needs_try(failed(failures=(F_OTHER,)), [flaky()], tried(()))  # outside the set: fail whatever
+    assert not needs_try(failed(failures=BOTH), [flaky()], tried(()))  # F2 is outside: no try can forgive it
+    assert not needs_try(PASSED, [flaky()], tried((F1,)))  # a pass is a pass
+    assert not needs_try(PASSED_FRESH, [flaky()], tried((F1,)))  # another try could only find more regressions
+    assert not needs_try(None, [flaky()], [])
+
+
+def test_a_freeze_id_names_its_identity():
+    assert len(freeze().id) == 12 and int(freeze().id, 16) >= 0
+    assert freeze().id == freeze(reason="reworded", expires_on=TODAY).id  # what it forgives, not how it reads
+    assert freeze().id != freeze(base_revision=BASE).id != freeze(fixture_digest="e" * 64).id
+
+
 @pytest.mark.parametrize(("row", "run", "edited", "freezes", "replay", "ancestors", "policy", "verdict", "reason"),
                          TABLE, ids=[row[0] for row in TABLE])
 def test_verdict_table(row, run, edited, freezes, replay, ancestors, policy, verdict, reason):
@@ -138,6 +231,7 @@ def test_verdict_table(row, run, edited, freezes, replay, ancestors, policy, ver
 def test_every_row_has_a_case():
     rows = {case[0].split("-")[0] for case in TABLE}
     assert rows == {f"V{i}" for i in range(1, 18)} == set(REASON_ROWS.values())
+    assert {case[-1] for case in TABLE} | {case[6] for case in FLAKY_TABLE} == set(REASON_ROWS)  # every reason
 
 
 def test_stale_freeze_is_reported_on_pass():

@@ -2,9 +2,10 @@
 
 1. Copy ``examples/orders/repo`` into a fresh git repository and commit it (fixed author,
    committer and dates, so the commit ids are the same on every machine).
-2. Replay ``prop.tax_round`` on that commit (as ``verdict-gate replay`` does) and freeze its
-   failure (as ``verdict-gate freeze`` does) with the reason in ``candidates.yaml``: the ledger's
-   one freeze comes from a real base replay, never typed in. Commit the ledger (the base).
+2. Replay ``prop.tax_round`` 5 times on that commit and freeze its failure (as ``verdict-gate freeze
+   --rev`` does; it fails on every replay, so the freeze is deterministic) with the reason in
+   ``candidates.yaml``: the ledger's one freeze comes from real base replays, never typed in. Commit the
+   ledger (the base).
 3. For each candidate in ``candidates.yaml``: branch from the base, apply its edits, commit,
    run the pipeline with ``--pack git:main:oracle``, print the verdict table and compare the
    outcome and verdicts with the expectation.
@@ -84,6 +85,7 @@ def build_base(work: Path, spec: dict[str, Any]) -> tuple[Path, str]:
         GateError: the replay, the freeze or the manifest failed (the example is broken).
     """
     from verdict_gate.pack.build import write_manifest
+    from verdict_gate.run.freeze import DEFAULT_REPLAYS
     from verdict_gate.run.freeze import freeze as add_freeze
     from verdict_gate.run.replay import replay_to_file
 
@@ -96,8 +98,10 @@ def build_base(work: Path, spec: dict[str, Any]) -> tuple[Path, str]:
     first = _git(repo, "rev-parse", "HEAD")
     freeze = spec["base_freeze"]
     base_sig = work / "base.sig.json"
+    # Replayed as often as `verdict-gate freeze --rev` does: the failure shows on every replay, so the freeze is
+    # deterministic (a flake would make it flaky).
     replay_to_file(repo, first, f"git:{first}:oracle", base_sig, only=[freeze["prop_id"]], options=None,
-                   progress=_quiet, notice=_quiet)
+                   progress=_quiet, notice=_quiet, tries=DEFAULT_REPLAYS)
     ledger = repo / "oracle" / "freeze_ledger.json"
     add_freeze(base_sig, freeze["prop_id"], ledger, reason=freeze["reason"], first_seen=freeze["first_seen"],
                expires_on=None)
@@ -142,7 +146,7 @@ def main(keep: bool = False, refresh_ledger: bool = False) -> int:
     work = Path(tempfile.mkdtemp(prefix="verdict-gate-demo-"))
     failures = 0
     try:
-        print("building the example order service and freezing its known failure by a real base replay …")
+        print("building the example order service and freezing its known failure by 5 real base replays …")
         repo, ledger_text = build_base(work, spec)
         committed = examples_dir() / "freeze_ledger.json"
         if refresh_ledger:

@@ -158,8 +158,8 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> Repo
             generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props})
-    hint = (f"verdict-gate replay --rev REV --pack {source} --only-id {{id}} --out base.sig.json && verdict-gate "
-            f"freeze --base-sig base.sig.json --id {{id}} --reason \"…\" "
+    # On a protected revision, replayed 5 times: a flake becomes a flaky freeze (docs/design.md §3).
+    hint = (f"verdict-gate freeze --rev REV --pack {source} --id {{id}} --reason \"…\" "
             f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
     print(f"checked on {where} ({commit[:12]})", file=sys.stderr)
     return Report(tuple(_checked(prop.id, done.records.get(prop.id)) for prop in props),

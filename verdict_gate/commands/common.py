@@ -72,3 +72,53 @@ def write_decision(ev: Any, args: argparse.Namespace) -> int:
         return EXIT_CODES["void"] if ev.outcome == "void" else 0
     assert ev.outcome is not None
     return EXIT_CODES[ev.outcome]
+
+
+def add_replay_source(cmd: argparse.ArgumentParser, rev_help: str, replays_help: str) -> None:
+    """``--base-sig FILE`` or ``--rev REV --pack SOURCE [--repo .] [--replays N]`` (and the pack options): where a
+    command that judges base replays (``freeze``, ``ledger prune``) gets them."""
+    source = cmd.add_mutually_exclusive_group(required=True)
+    source.add_argument("--base-sig", metavar="FILE",
+                        help="base.sig.json of replays already made (`verdict-gate replay`)")
+    source.add_argument("--rev", metavar="REV", help=rev_help)
+    cmd.add_argument("--pack", metavar="SOURCE", help="with --rev: the oracle pack, as for run")
+    cmd.add_argument("--repo", default=".", help="git repository (default: .)")
+    add_pack_options(cmd)
+    cmd.add_argument("--replays", type=int, metavar="N", default=None, help=replays_help)
+
+
+def check_replay_flags(args: argparse.Namespace) -> None:
+    """The flags of a command that takes its evidence from a replay made now (``--rev``, ``--pack``,
+    ``--replays``) or from a file (``--base-sig``): ``freeze`` and ``ledger prune``.
+
+    Raises:
+        GateError: ``--rev`` without ``--pack``, ``--pack`` without ``--rev``, ``--replays`` out of 1..100.
+    """
+    from verdict_gate.core.errors import GateError
+
+    if args.replays is not None and not 1 <= args.replays <= 100:
+        raise GateError("--replays", str(args.replays), "is not between 1 and 100", "e.g. --replays 5")
+    if args.rev is not None and not args.pack:
+        raise GateError("--pack", "(missing)", "is needed with --rev: the oracle pack to replay",
+                        "e.g. --pack git:origin/main:oracle")
+    if args.rev is None and args.pack:
+        raise GateError("--pack", args.pack, "is only read with --rev (--base-sig holds replays already made)",
+                        "drop --pack, or replay now with --rev REV --pack SOURCE")
+
+
+def print_commit(written: Any, message: str) -> None:
+    """What to commit after a ledger change (:class:`verdict_gate.pack.build.LedgerWrite`): the files written,
+    a warning when the manifest could not record it alone, and one ``git add`` and ``git commit`` to run."""
+    import shlex
+
+    files = [str(written.ledger)] + ([str(written.manifest)] if written.manifest else [])
+    print(f"wrote {' and '.join(files)}")
+    if written.manifest is None:
+        print(f"warning: no manifest.sha256 beside {written.ledger}: after review run "
+              f"`verdict-gate manifest write {written.ledger.parent}`", file=sys.stderr)
+    elif written.others:
+        print(f"warning: {written.manifest} records only the ledger's change; the pack has other differences, "
+              "left for review:\n" + "\n".join(written.others), file=sys.stderr)
+    print("next: review the change, then commit it through the oracle's review path:")
+    print(f"  git add -- {' '.join(shlex.quote(f) for f in files)}")
+    print(f"  git commit -m {shlex.quote(message)}")

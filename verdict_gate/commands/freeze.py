@@ -1,4 +1,4 @@
-"""``verdict-gate freeze``: append a reviewed freeze to a ledger, from a base replay."""
+"""``verdict-gate freeze``: append a reviewed freeze to a ledger, from base replays (run now, or in a file)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,45 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_HELP = "exit codes: 0 freeze added, 2 usage error (nothing written)."
+from verdict_gate.commands.common import (
+    RAW,
+    add_replay_source,
+    check_replay_flags,
+    pack_options,
+    print_commit,
+    progress,
+)
+
+EXIT_HELP = "exit codes: 0 freeze added, 2 usage error (nothing written), 3 the pack cannot be trusted (--rev)."
+
+DESCRIPTION = """\
+Append a ledger record for --id from base replays that reproduced its failure. The reason is yours
+to write; it is required.
+
+The evidence is either replayed now, or read from a file:
+  --rev REV --pack SOURCE [--repo .] [--replays N]
+      replay the property N times (default 5) on a detached worktree of REV, then record it;
+  --base-sig FILE [--replays N]
+      every try of the property in FILE (written by `verdict-gate replay [--replays N]`, or a gate's
+      evidence); with --replays, FILE must hold at least N tries.
+
+The replays decide the kind: a failure set that showed on every replay is a deterministic freeze;
+replays that differ (some passed, or failed differently) make a flaky freeze, recording the union of
+the failures seen and the rate (failed k of n replays). --kind deterministic refuses replays that
+differ; --kind flaky records a flaky freeze even when every replay failed alike. A failure that never
+reached the property's body (an import or collection error, a missing pytest fixture, zero hits) is
+refused. The ledger and its entry in the pack's manifest.sha256 are written; commit both through the
+oracle's review path."""
 
 
 def add_parser(sub: Any) -> None:
-    frz = sub.add_parser("freeze", epilog=EXIT_HELP,
-                         help="add a reviewed freeze to a ledger from a base replay",
-                         description="Append a ledger record for --id from a base.sig.json that reproduced its "
-                                     "failure. The reason is yours to write; it is required.")
-    frz.add_argument("--base-sig", required=True, metavar="FILE", help="base.sig.json from `verdict-gate replay`")
+    frz = sub.add_parser("freeze", epilog=EXIT_HELP, formatter_class=RAW,
+                         help="add a reviewed freeze to a ledger from base replays",
+                         description=DESCRIPTION)
+    add_replay_source(frz, "replay the property on this revision now (needs --pack)",
+                      "with --rev: replays to run (default 5); with --base-sig: tries FILE must hold at least")
+    frz.add_argument("--kind", choices=["deterministic", "flaky"], default=None,
+                     help="default: decided by the replays; deterministic refuses replays that differ")
     frz.add_argument("--id", required=True, help="property id to freeze")
     frz.add_argument("--reason", required=True, help="why this failure is known and forgiven (human-written)")
     frz.add_argument("--ledger", required=True, metavar="FILE", help="freeze_ledger.json to append to (created)")
@@ -26,12 +56,28 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.errors import EXIT_PROMOTED
-    from verdict_gate.run.freeze import freeze
+    from verdict_gate.run.freeze import DEFAULT_REPLAYS, check_flags, record, tries_by_replay, tries_from_file
 
     ledger_path = Path(args.ledger)
-    rec = freeze(Path(args.base_sig), args.id, ledger_path, reason=args.reason, first_seen=args.first_seen,
-                 expires_on=args.expires_on)
-    print(f"added a freeze of {args.id} ({rec['signature'][:19]}…) to {ledger_path}")
-    print(f"next: review the reason, then run `verdict-gate manifest write {ledger_path.parent}` "
-          "(the manifest covers the ledger)", file=sys.stderr)
+    check_replay_flags(args)
+    check_flags(args.reason, args.first_seen, args.expires_on)  # before a replay: a bad flag fails now
+    if args.rev is not None:
+        replays = args.replays or DEFAULT_REPLAYS
+        tries = tries_by_replay(Path(args.repo), args.rev, args.pack, args.id, replays, options=pack_options(args),
+                                progress=progress, notice=lambda n: print(f"note: {n}", file=sys.stderr))
+    else:
+        tries = tries_from_file(Path(args.base_sig), args.id, args.replays)
+    frozen = record(tries, ledger_path, reason=args.reason, first_seen=args.first_seen, expires_on=args.expires_on,
+                    kind=args.kind)
+    seen = frozen.seen
+    for n, t in enumerate(tries, 1):
+        failures = len(t.get("failures") or ([t] if t["signature"] else []))
+        print(f"  replay {t.get('try', n)}: {t['status']}" + (f" ({failures} failure(s))" if failures else ""))
+    label = f"{seen.kind}, failed {seen.failed} of {seen.replays} replay{'s' if seen.replays != 1 else ''}"
+    print(f"added a {seen.kind} freeze of {args.id} to {ledger_path}: failed {seen.failed} of {seen.replays} "
+          f"replay{'s' if seen.replays != 1 else ''}, {len(seen.failures)} failure(s) ({seen.signature[:19]}…)")
+    for warning in frozen.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print_commit(frozen.written, f"freeze {args.id} ({label})")
     return EXIT_PROMOTED  # 0: added
+

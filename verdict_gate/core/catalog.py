@@ -42,6 +42,8 @@ class Property:
     fold_digits: bool
     isolation: str = "sandbox"
     fresh_examples: int = 100  # examples drawn from the run's fresh seed (docs/design.md §8.3); 0: none
+    replay_tries: int = 5  # base replay tries of a property with a flaky freeze (docs/design.md §3, "Flaky freezes")
+    stale: str = "note"  # a pass with a deterministic freeze: ``note`` (pass, freeze_stale) or ``fail``
 
     @property
     def selector(self) -> str:
@@ -246,6 +248,8 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
             fold_digits=raw.get("fold_digits", kind == "property"),
             isolation=raw.get("isolation", data.get("isolation", "sandbox")),
             fresh_examples=raw.get("fresh_examples", data.get("fresh_examples", 100)) if kind == "property" else 0,
+            replay_tries=raw.get("replay_tries", data.get("replay_tries", 5)),
+            stale=raw.get("stale", data.get("stale", "note")),
         ))
     claimed = tuple(data.get("claimed", [p.id for p in props]))
     unknown = [c for c in claimed if c not in seen]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -144,6 +144,20 @@ def ledger_from(data: Any, source: str, *, known_ids: Iterable[str] | None = Non
         if known is not None and raw["prop_id"] not in known:
             raise error("freeze ledger", f"{where}.prop_id", f"{raw['prop_id']!r} is not a catalog property",
                         "remove the freeze or add the property to the catalog")
+        kind = raw.get("kind", "deterministic")
+        rate = (raw["rate"]["failed"], raw["rate"]["replays"]) if "rate" in raw else None
+        if rate is not None and rate[0] > rate[1]:
+            raise error("freeze ledger", f"{where}.rate", f"says it failed {rate[0]} of {rate[1]} replays",
+                        "failed counts replays, so it is at most replays")
+        if kind == "deterministic" and rate is not None and rate[0] != rate[1]:
+            raise error("freeze ledger", f"{where}.kind", f"is deterministic, but its failures showed on {rate[0]} "
+                        f"of {rate[1]} replays only", "a failure that shows on some replays only is flaky: "
+                        "record it with `verdict-gate freeze` (it decides the kind from the replays)")
+        first = _date(raw["first_seen"], f"{where}.first_seen", error)
+        last = _date(raw["last_seen"], f"{where}.last_seen", error) if "last_seen" in raw else None
+        if last is not None and last < first:
+            raise error("freeze ledger", f"{where}.last_seen", f"{raw['last_seen']} is before first_seen "
+                        f"{raw['first_seen']}", "last_seen is the last day a replay showed the failure")
         freezes.append(Freeze(
             prop_id=raw["prop_id"],
             signature=raw["signature"],
@@ -151,10 +165,11 @@ def ledger_from(data: Any, source: str, *, known_ids: Iterable[str] | None = Non
             fixture_digest=raw["fixture_digest"],
             base_revision=raw["base_revision"],
             reason=raw["reason"].strip(),
-            first_seen=_date(raw["first_seen"], f"{where}.first_seen", error),
+            first_seen=first,
             expires_on=_date(raw["expires_on"], f"{where}.expires_on", error) if "expires_on" in raw else None,
             failures=tuple(FailureRef(f["signature"], f["signature_parts"]) for f in listed),
             fixture_format=raw.get("fixture_format"),
+            kind=kind, rate=rate, last_seen=last,
         ))
     return Ledger(source=source, freezes=tuple(freezes))
 
@@ -180,43 +195,125 @@ NEVER_RAN = {
 def unfreezable(replay: Mapping[str, Any]) -> str:
     """Why the failure set of one base replay (a ``base.sig.json`` entry) cannot be frozen, or ``""``:
     a failure that never reached the property's body (collection or import error, a missing pytest
-    fixture, zero hits) is not a known behaviour of the code, only a broken run (docs/design.md §3)."""
+    fixture, zero hits) is not a known behaviour of the code, only a broken run (docs/design.md §3); nor is one
+    the isolation boundary caused (its signature's ``origin`` is ``boundary``, §8.1)."""
     for failure in replay.get("failures") or [replay]:
         exc_type = (failure.get("signature_parts") or {}).get("exc_type") or failure.get("exc_type") or ""
         if exc_type in NEVER_RAN:
             return f"{NEVER_RAN[exc_type]} ({exc_type} in {failure.get('node') or replay['prop_id']})"
+        if (failure.get("signature_parts") or {}).get("origin") == "boundary":
+            # The isolation boundary's failure, not the code's: freezing it would forbid the real fix for as
+            # long as the freeze lives (docs/design.md §8.1).
+            return (f"it failed because of the isolation boundary, not the code ({exc_type} in "
+                    f"{failure.get('node') or replay['prop_id']}); set `isolation: none` for this property, or "
+                    "change the line `verdict-gate check` names")
     if replay.get("hits") == 0:
         return ("no example reached the property's body (zero hits): an import or collection error, "
                 "or a missing pytest fixture")
     return ""
 
 
-def add_freeze(text: str, source: str, replay: Mapping[str, Any], *, reason: str, first_seen: str,
-               expires_on: str | None = None) -> str:
-    """The ledger ``text`` (one its schema accepted) with a freeze of one base replay (a ``base.sig.json``
-    entry) appended; the caller checks the result against the schema too.
+@dataclass(frozen=True)
+class Seen:
+    """What the base replays of one property showed, judged for a freeze (:func:`judge_tries`).
+
+    ``kind``: ``deterministic`` (every try failed with the same failure set) or ``flaky`` (the tries differed:
+    some passed, or their failure sets differ); ``failed`` of ``replays`` tries failed; ``failures``: the
+    union of the failures seen, each ``{"signature", "signature_parts"}``, sorted by signature.
+    """
+
+    prop_id: str
+    kind: str
+    failed: int
+    replays: int
+    failures: tuple[Mapping[str, Any], ...]
+    fixture_digest: str
+    base_revision: str
+
+    @property
+    def signature(self) -> str:
+        """The set signature of :attr:`failures` (never empty: :func:`judge_tries` refuses a set without failures)."""
+        return set_signature(f["signature"] for f in self.failures) or ""
+
+
+def _refuse(prop_id: str, problem: str, fix: str) -> GateError:
+    return GateError("base replay", f"the replays of {prop_id!r}", problem, fix)
+
+
+def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) -> Seen:
+    """Judge the base replay tries of one property (``base.sig.json`` entries, in try order) for a freeze.
+
+    Args:
+        tries: one or more entries of the same property.
+        kind: ``None`` (decided by the tries), ``deterministic`` (refused when the tries differ) or
+            ``flaky`` (recorded flaky even when every try failed alike).
+    Raises:
+        GateError: no tries; a try that never reached the property's body or produced no result; tries
+            from different revisions or fixtures; no try failed; or ``kind`` deterministic while they differ.
+    """
+    if not tries:
+        raise GateError("base replay", "(no tries)", "holds no replay of the property", "replay it first")
+    prop_id = tries[0]["prop_id"]
+    fix = ("a freeze forgives a property that ran and failed; fix the pack or the environment so the property "
+           "runs, then replay it again")
+    for n, t in enumerate(tries, 1):
+        why = unfreezable(t)
+        at = f" (try {n} of {len(tries)})" if len(tries) > 1 else ""
+        if why:
+            raise GateError("base.sig.json", f"the replay of {prop_id!r}{at}", f"cannot be frozen: {why}", fix)
+        if t["status"] == "missing":
+            raise _refuse(prop_id, f"try {n} produced no result, so the replays cannot say what fails", fix)
+    places = {(t["base_revision"], t["fixture_digest"]) for t in tries}
+    if len(places) > 1:
+        raise _refuse(prop_id, "come from different base revisions or fixture digests",
+                      "freeze from the replays of one revision: verdict-gate replay --rev REV --replays N")
+    sets = [frozenset(f["signature"] for f in (t.get("failures") or ([t] if t["signature"] else [])))
+            for t in tries]
+    failed = sum(1 for s in sets if s)
+    if not failed:
+        t = tries[0]
+        raise _refuse(prop_id, f"show {prop_id!r} {t['status']} on {t['base_revision'][:12]} in "
+                      f"{'all ' if len(tries) > 1 else ''}{len(tries)} tr{'y' if len(tries) == 1 else 'ies'}: "
+                      "there is no failure to freeze",
+                      "freeze only a failure the base replay reproduced; a passing property needs no freeze")
+    differ = len(set(sets)) > 1
+    if kind == "deterministic" and differ:
+        shown = ", ".join(f"try {n}: {len(s)} failure(s)" if s else f"try {n}: passed" for n, s in enumerate(sets, 1))
+        raise _refuse(prop_id, f"differ ({shown}): it failed {failed} of {len(tries)} replays, so it is flaky and "
+                      "cannot be recorded as deterministic",
+                      "drop --kind deterministic to record a flaky freeze (the union of the failures seen, "
+                      "with its rate), or fix the flake")
+    union: dict[str, Mapping[str, Any]] = {}
+    for t in tries:
+        for f in t.get("failures") or ([t] if t["signature"] else []):
+            union.setdefault(f["signature"], {"signature": f["signature"], "signature_parts": f["signature_parts"]})
+    return Seen(prop_id=prop_id, kind=kind or ("flaky" if differ else "deterministic"), failed=failed,
+                replays=len(tries), failures=tuple(union[k] for k in sorted(union)),
+                fixture_digest=tries[0]["fixture_digest"], base_revision=tries[0]["base_revision"])
+
+
+def add_freeze(text: str, source: str, tries: Mapping[str, Any] | Sequence[Mapping[str, Any]], *, reason: str,
+               first_seen: str, expires_on: str | None = None, kind: str | None = None) -> str:
+    """The ledger ``text`` (one its schema accepted) with a freeze of one property's base replay tries
+    (``base.sig.json`` entries; one entry is one try) appended; the caller checks the result against the
+    schema too. The kind and failure set come from :func:`judge_tries`.
 
     Raises:
-        GateError: it already freezes this failure, the new record is invalid (empty reason,
-            impossible date), or it expires before it was first seen.
+        GateError: as :func:`judge_tries`; it already freezes this failure set; the new record is invalid
+            (empty reason, impossible date), or it expires before it was first seen.
     """
-    why = unfreezable(replay)
-    if why:
-        raise GateError("base.sig.json", f"the replay of {replay['prop_id']!r}", f"cannot be frozen: {why}",
-                        "a freeze forgives a property that ran and failed; fix the pack or the environment "
-                        "so the property runs, then replay it again")
+    seen = judge_tries([tries] if isinstance(tries, Mapping) else list(tries), kind=kind)
     doc = json.loads(text)
     for existing in doc["freezes"]:
         if (existing["signature"], existing["fixture_digest"], existing["base_revision"]) == (
-                replay["signature"], replay["fixture_digest"], replay["base_revision"]):
-            raise GateError("freeze ledger", source, f"already freezes this failure of {replay['prop_id']!r}",
+                seen.signature, seen.fixture_digest, seen.base_revision):
+            raise GateError("freeze ledger", source, f"already freezes this failure of {seen.prop_id!r}",
                             "nothing to add; edit that record's reason or expires_on instead")
-    listed = replay.get("failures") or [replay]
-    failures = sorted(({"signature": f["signature"], "signature_parts": f["signature_parts"]} for f in listed),
-                      key=lambda f: f["signature"])
-    record = {"prop_id": replay["prop_id"], "signature": set_signature(f["signature"] for f in failures),
-              "failures": failures, "fixture_digest": replay["fixture_digest"], "fixture_format": FORMAT,
-              "base_revision": replay["base_revision"], "reason": reason, "first_seen": first_seen}
+    record = {"prop_id": seen.prop_id, "signature": seen.signature,
+              "failures": [dict(f) for f in seen.failures], "fixture_digest": seen.fixture_digest,
+              "fixture_format": FORMAT, "base_revision": seen.base_revision, "reason": reason,
+              "first_seen": first_seen, "kind": seen.kind,
+              "rate": {"failed": seen.failed, "replays": seen.replays}}
     if expires_on:
         record["expires_on"] = expires_on
     doc["freezes"].append(record)

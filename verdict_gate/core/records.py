@@ -264,7 +264,11 @@ def fresh_seed(head_revision: str, run_id: str, prop_id: str) -> int:
 
 @dataclass(frozen=True)
 class ReplayRecord:
-    """One base replay (a ``base.sig.json`` entry); ``status`` ``missing`` when it produced no result."""
+    """One base replay try (a ``base.sig.json`` entry); ``status`` ``missing`` when it produced no result.
+
+    ``try_no``: 1 for a property's first try; a property with a flaky freeze may be tried again (2, 3, …),
+    and every try is kept (docs/design.md §3, "Flaky freezes").
+    """
 
     prop_id: str
     status: str
@@ -277,11 +281,12 @@ class ReplayRecord:
     example_log: tuple[Example, ...] | None = None
     fresh_seed: int | None = None
     fresh_log: tuple[Example, ...] | None = None
+    try_no: int = 1
 
     def base_sig(self) -> BaseSig:
         return BaseSig(self.prop_id, self.signature, self.fixture_digest, self.base_revision,
                        failures=tuple(f.signature for f in self.failures), example_log=self.example_log,
-                       fresh_log=self.fresh_log)
+                       fresh_log=self.fresh_log, status=self.status)
 
     def to_json(self) -> dict[str, Any]:
         return {"prop_id": self.prop_id, "status": self.status, "signature": self.signature,
@@ -289,12 +294,13 @@ class ReplayRecord:
                 "fixture_digest": self.fixture_digest, "base_revision": self.base_revision,
                 "failures": [f.to_json() for f in self.failures], "hits": self.hits,
                 "example_log": examples_json(self.example_log), "fresh_seed": self.fresh_seed,
-                "fresh_log": examples_json(self.fresh_log)}
+                "fresh_log": examples_json(self.fresh_log), "try": self.try_no}
 
 
 @dataclass(frozen=True)
 class BaseSigRecord:
-    """``base.sig.json``: the replays of one base revision."""
+    """``base.sig.json``: the replays of one base revision (a property tried more than once has one entry
+    per try, in try order)."""
 
     base_revision: str
     fixture_digest: str
@@ -383,6 +389,6 @@ def base_sig_record_from_json(doc: Mapping[str, Any], where: str) -> BaseSigReco
             prop_id=r["prop_id"], status=r["status"], signature=r["signature"], signature_parts=r["signature_parts"],
             fixture_digest=r["fixture_digest"], base_revision=r["base_revision"], failures=failures,
             hits=r.get("hits"), example_log=examples_of(r.get("example_log")), fresh_seed=r.get("fresh_seed"),
-            fresh_log=examples_of(r.get("fresh_log"))))
+            fresh_log=examples_of(r.get("fresh_log")), try_no=r.get("try", 1)))
     return BaseSigRecord(base_revision=doc["base_revision"], fixture_digest=doc["fixture_digest"],
                          replays=tuple(replays))

@@ -58,7 +58,7 @@ def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, or
             freezes=ledger.for_id(prop.id),
             replay=replays_of.get(prop.id, []),
             base_revision=base_revision, ancestors=ancestors,
-            freeze_base=catalog.freeze_base, today=today,
+            freeze_base=catalog.freeze_base, today=today, stale=prop.stale,
         )
         for prop in props.values()
     }

@@ -10,6 +10,7 @@ yields ``pass``. A freeze can at most turn a failure into ``inconclusive``.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,9 +40,12 @@ REASON_ROWS = {
     "unfrozen_failure": "V15",
     "new_failing_examples": "V16",
     "isolation_unavailable": "V17",
+    "freeze_stale": "V1",  # V1 under the catalog's `stale: fail`: a deterministic freeze outlived its failure
 }
 INCOMPLETE_REASONS = frozenset({"unseeded", "vacuous", "isolation_unavailable"})
 ISOLATION_RANK = {"none": 0, "process": 1, "sandbox": 2}  # a level gives every fence of the ones below it
+KINDS = ("deterministic", "flaky")  # a freeze's kind (docs/design.md §3, "Flaky freezes")
+STALE_POLICIES = ("note", "fail")  # catalog `stale`: what a passing property with a deterministic freeze is
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,12 @@ class RunResult:
 
 @dataclass(frozen=True)
 class Freeze:
-    """One ledger record (docs/design.md, ``freeze_ledger.json``)."""
+    """One ledger record (docs/design.md, ``freeze_ledger.json``).
+
+    ``kind``: ``deterministic`` (its failure set showed on every replay) or ``flaky`` (it showed on some:
+    ``rate`` = (failed, replays), e.g. ``(2, 5)``; the failure set is the union of those seen).
+    ``last_seen``: the last day a replay showed one of its failures (``None``: ``first_seen``).
+    """
 
     prop_id: str
     signature: str
@@ -127,16 +136,44 @@ class Freeze:
     expires_on: dt.date | None = None
     failures: tuple[FailureRef, ...] = ()
     fixture_format: str | None = None  # ``tree-v2`` when recorded so; ``None``: before formats were named
+    kind: str = "deterministic"
+    rate: tuple[int, int] | None = None
+    last_seen: dt.date | None = None
 
     def failure_set(self) -> tuple[FailureRef, ...]:
         """The failures this record forgives; a record with one signature (the ledger before failure
         sets) is a set of one."""
         return self.failures or (FailureRef(self.signature, self.signature_parts),)
 
+    def names(self) -> frozenset[str]:
+        """The signatures of :meth:`failure_set`."""
+        return frozenset(f.signature for f in self.failure_set())
+
+    @property
+    def flaky(self) -> bool:
+        return self.kind == "flaky"
+
+    @property
+    def id(self) -> str:
+        """The freeze id (12 hex digits): what ``verdict-gate ledger`` names a record by. It hashes the record's
+        identity (failure set, fixture digest, base revision), which a ledger holds once."""
+        identity = f"{self.signature}\0{self.fixture_digest}\0{self.base_revision}".encode()
+        return hashlib.sha256(identity).hexdigest()[:12]
+
+    def kind_label(self) -> str:
+        """``deterministic`` or ``flaky, failed 2 of 5 replays``."""
+        if self.flaky and self.rate:
+            return f"flaky, failed {self.rate[0]} of {self.rate[1]} replays"
+        return self.kind
+
 
 @dataclass(frozen=True)
 class BaseSig:
-    """One base replay result (``base.sig.json``): the signature seen on ``base_revision``."""
+    """One base replay try (a ``base.sig.json`` entry): the signature seen on ``base_revision``.
+
+    A property with a flaky freeze may have several tries (docs/design.md §3, "Flaky freezes"); ``status``
+    is the try's runner status (``pass``, ``fail``, …, ``missing``; ``None`` when not recorded).
+    """
 
     prop_id: str
     signature: str | None
@@ -145,6 +182,7 @@ class BaseSig:
     failures: tuple[str, ...] = ()
     example_log: tuple[Example, ...] | None = None
     fresh_log: tuple[Example, ...] | None = None
+    status: str | None = None
 
     def failure_set(self) -> frozenset[str]:
         """The signatures the replay reproduced (a set of one for a replay recorded with one signature)."""
@@ -182,6 +220,7 @@ def decide(
     ancestors: Mapping[str, bool],
     freeze_base: str,
     today: dt.date,
+    stale: str = "note",
 ) -> Verdict:
     """Apply the verdict table to one property.
 
@@ -195,8 +234,12 @@ def decide(
             ``base_revision``; a revision absent from the map counts as not an ancestor.
         freeze_base: ``"reproduced"`` (default policy) or ``"exact"``.
         today: the date freezes expire against (V11).
+        stale: the catalog's ``stale`` (``note`` or ``fail``): whether a pass with a deterministic freeze
+            of this id is ``pass`` with the note ``freeze_stale``, or ``fail``/``freeze_stale`` (V1).
     Returns:
-        a :class:`Verdict`; ``pass`` only for a runner pass on an unedited oracle.
+        a :class:`Verdict`; ``pass`` only for a runner pass on an unedited oracle. A flaky freeze never
+        yields a note on a pass (its failure not showing is expected), and forgives only failures within
+        its set, when a base replay try showed failures within it too (docs/design.md §3, "Flaky freezes").
     """
     # An edited oracle comes first: the pipeline does not run an edited property (docs/design.md §2
     # step 5), so its missing result is expected and oracle_moved is the reason to report.
@@ -240,13 +283,21 @@ def decide(
     # Fresh examples count only differentially (docs/design.md §8.3): one that fails here and held
     # on the base is a regression, whatever the recorded seed showed.
     # (The base's own fixtures are the base's behaviour: no digest filter here.)
-    base_fresh = [r.fresh_log for r in replay if r.base_revision == base_revision]
-    fresh = _regressions(run.fresh_log, base_fresh) + _unmatched(run.fresh_log, base_fresh)
+    on_base = [r for r in replay if r.base_revision == base_revision]
+    fresh = (_regressions(run.fresh_log, [r.fresh_log for r in _alike(run, on_base, freezes)])
+             + _unmatched(run.fresh_log, [r.fresh_log for r in on_base]))
     if run.status == "pass":
-        notes = ("freeze_stale",) if freezes else ()
+        # A flaky freeze's failure not showing is expected: only a deterministic one is stale.
+        stale_ones = [fr for fr in freezes if not fr.flaky]
+        notes = ("freeze_stale",) if stale_ones else ()
         if fresh:
             return Verdict("fail", "new_failing_examples", _regression_detail(fresh, "a fresh example"), notes)
-        detail = "held" + ("; a freeze for this id is stale and can be removed" if freezes else "")
+        if stale_ones and stale == "fail":
+            ids = ", ".join(fr.id for fr in stale_ones[:5])
+            return _fail("freeze_stale", f"the property held, but its deterministic freeze ({ids}) no longer fails "
+                         "and the catalog says stale: fail; remove it through the oracle's review path "
+                         f"(verdict-gate ledger remove {stale_ones[0].id})")
+        detail = "held" + ("; a freeze for this id is stale and can be removed" if stale_ones else "")
         return Verdict("pass", "held", detail, notes)
 
     failure = {"timeout": "timed_out", "crash": "crashed"}.get(run.status)
@@ -291,29 +342,91 @@ def decide(
         elif step > best_step:
             best, best_step = verdict, step
     also = [f"{len(extra)} failure(s) outside the frozen set"] if extra else []
-    if any(f.signature not in forgiven for f in matched):
+    unfrozen = (f"{len(extra)} failure(s) outside the frozen set: "
+                + "; ".join(describe_failure(f.parts) for f in extra[:10])
+                + (f"; and {len(extra) - 10} more" if len(extra) > 10 else ""))
+    unforgiven = [f for f in matched if f.signature not in forgiven]
+    if unforgiven:
         assert best is not None
+        if extra and best.reason == "not_reproduced_on_base" and all(
+                any(f.signature in fr.names() for fr in freezes if fr.flaky) for f in unforgiven):
+            # No base try could forgive a failure outside the set: whether the flake showed there does not
+            # decide, so the failure that does is reported (and the gate spends no try on it: needs_try).
+            return _fail("unfrozen_failure", f"{unfrozen}; the flaky freeze's own failures showed on no base "
+                                             "replay try either")
         return Verdict(best.verdict, best.reason, "; ".join([best.detail, *also]), best.notes)
     if extra:  # V15: some failures are frozen, these are not
-        return _fail("unfrozen_failure", f"{len(extra)} failure(s) outside the frozen set: "
-                     + "; ".join(describe_failure(f.parts) for f in extra[:10])
-                     + (f"; and {len(extra) - 10} more" if len(extra) > 10 else ""))
+        return _fail("unfrozen_failure", unfrozen)
     # V16: same seed, same draws; an example that held on the base and fails here is new.
-    logged = _regressions(run.example_log, [r.example_log for r in replay if r.prop_id == freezes[0].prop_id
-                                            and r.base_revision == base_revision
+    logged = _regressions(run.example_log, [r.example_log for r in _alike(run, on_base, freezes)
+                                            if r.prop_id == freezes[0].prop_id
                                             and r.fixture_digest == run.fixture_digest])
     if logged or fresh:
         first = logged or fresh
         return _fail("new_failing_examples", _regression_detail(first, "an example" if logged else "a fresh example")
                      + (f"; {len(logged) + len(fresh)} such example(s) in all" if len(logged) + len(fresh) > 1 else ""))
-    # The subset rule: a frozen failure the candidate no longer shows is stale, the rest stay frozen.
+    # The subset rule: a frozen failure the candidate no longer shows is stale, the rest stay frozen; a flaky
+    # freeze's failure that did not show this time is expected, never stale.
     seen = {f.signature for f in run_set}
-    stale = [f for fr in applied for f in fr.failure_set() if f.signature not in seen]
+    gone = [f for fr in applied if not fr.flaky for f in fr.failure_set() if f.signature not in seen]
     reasons = "; ".join(dict.fromkeys(fr.reason for fr in applied))
-    detail = f"known failure, frozen: {reasons}"
-    if stale:
-        detail += "; no longer fails (freeze_stale): " + "; ".join(describe_failure(f.parts) for f in stale[:10])
-    return Verdict("inconclusive", "frozen", detail, ("freeze_stale",) if stale else ())
+    flaky = [fr for fr in applied if fr.flaky]
+    detail = ("known flaky failure, frozen" if flaky and len(flaky) == len(applied) else "known failure, frozen") \
+        + f": {reasons}"
+    if gone:
+        detail += "; no longer fails (freeze_stale): " + "; ".join(describe_failure(f.parts) for f in gone[:10])
+    return Verdict("inconclusive", "frozen", detail, ("freeze_stale",) if gone else ())
+
+
+def _alike(run: RunResult, tries: Sequence[BaseSig], freezes: Sequence[Freeze]) -> list[BaseSig]:
+    """The base replay tries whose examples may be compared with the candidate's (V16).
+
+    Every try, unless the property has a flaky freeze and the candidate failed: then only the tries in the
+    candidate's own state, whose failures are all frozen and show the flaky failures the candidate shows.
+    An example that held while the flake did not show says nothing about it when the flake shows, and
+    comparing them would block an honest patch whenever the flake showed on the candidate only (docs/design.md
+    §3, "Flaky freezes"). A passing candidate is compared with every try, as without a freeze: a freeze may
+    never weaken the check of a pass.
+    """
+    flaky = {sig for fr in freezes if fr.flaky for sig in fr.names()}
+    if not flaky or run.status == "pass":
+        return list(tries)
+    frozen = {sig for fr in freezes for sig in fr.names()}
+    shown = {f.signature for f in run.failure_set()} & flaky
+    return [t for t in tries if t.failure_set() and t.failure_set() <= frozen and shown <= t.failure_set()]
+
+
+def needs_try(run: RunResult | None, freezes: Sequence[Freeze], tries: Sequence[BaseSig]) -> bool:
+    """Whether the base replay should try a property with a flaky freeze once more (docs/design.md §3, "Flaky
+    freezes"): the candidate failed with a failure of a flaky freeze, and no try yet (of ``tries``: this
+    property's, on the run's base revision) showed failures within that freeze (V10) or showed them in the
+    candidate's own state (V16). Never for a property without a flaky freeze, for a pass (another try can
+    only find more regressions, never fewer), nor for a failure outside every frozen set (it fails anyway).
+    """
+    flaky = [fr for fr in freezes if fr.flaky]
+    if run is None or not flaky or run.status == "pass":
+        return False
+    failing = {f.signature for f in run.failure_set()}
+    named = [fr for fr in flaky if fr.names() & failing]
+    if not named or failing - {sig for fr in freezes for sig in fr.names()}:
+        return False  # no flaky freeze involved, or a failure outside every set fails the property anyway
+    return not _alike(run, tries, freezes) or not all(shows_within(fr, tries) for fr in named)
+
+
+def shows_within(freeze: Freeze, tries: Sequence[BaseSig]) -> bool:
+    """Whether one of the base replay ``tries`` showed failures within ``freeze``'s set (a failure set that
+    is not empty and lies inside the frozen one): how a flaky freeze counts as reproduced (docs/design.md §3,
+    "Flaky freezes")."""
+    names = freeze.names()
+    return any(t.failure_set() and t.failure_set() <= names for t in tries)
+
+
+def miss_chance(rate: tuple[int, int] | None, tries: int) -> float | None:
+    """The chance that ``tries`` independent tries all miss a flake that failed ``rate`` = (k, n) replays:
+    ``(1 - k/n) ** tries``; ``None`` without a rate."""
+    if not rate or rate[1] <= 0:
+        return None
+    return (1 - rate[0] / rate[1]) ** tries
 
 
 def _regressions(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example, ...] | None]) -> list[Example]:
@@ -374,11 +487,21 @@ def _check_freeze(
         return 1, _fail("base_mismatch",
                         f"freeze base revision {freeze.base_revision[:12]} is not {rule} "
                         f"the run's base revision {base_revision[:12]}")
-    # Each failure this record is asked to forgive must have been reproduced on the run's base.
-    reproduced = set().union(*[r.failure_set() for r in replay
-                               if r.prop_id == freeze.prop_id and r.fixture_digest == freeze.fixture_digest
-                               and r.base_revision == base_revision])
-    if any(f.signature not in reproduced for f in mine):
+    tries = [r for r in replay if r.prop_id == freeze.prop_id and r.fixture_digest == freeze.fixture_digest
+             and r.base_revision == base_revision]
+    if freeze.flaky:
+        # A flaky failure shows on some tries only: reproduced when any try showed failures within the set.
+        if not shows_within(freeze, tries):
+            chance = miss_chance(freeze.rate, len(tries))
+            odds = (f" (it failed {freeze.rate[0]} of {freeze.rate[1]} replays when frozen: {len(tries)} "
+                    f"tr{'y' if len(tries) == 1 else 'ies'} miss such a flake {chance:.1%} of the time)"
+                    if chance is not None and freeze.rate and tries else "")
+            return 2, _fail("not_reproduced_on_base",
+                            f"the flaky freeze's failures showed in none of the {len(tries)} base replay "
+                            f"tr{'y' if len(tries) == 1 else 'ies'} on {base_revision[:12]} under this fixture "
+                            f"digest{odds}; the catalog's replay_tries sets how many tries a flaky freeze gets")
+    # Each failure a deterministic record is asked to forgive must have been reproduced on the run's base.
+    elif any(f.signature not in set().union(*[r.failure_set() for r in tries]) for f in mine):
         return 2, _fail("not_reproduced_on_base",
                         f"the base replay on {base_revision[:12]} did not reproduce this signature "
                         "under this fixture digest")

@@ -20,6 +20,7 @@ pack that would be refused (e.g. two names differing only in case) is never publ
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import shutil
 import tarfile
@@ -115,6 +116,46 @@ def write_manifest(src: Path) -> tuple[str, tuple[str, ...]]:
     if not path.is_file() or path.read_text(encoding="utf-8", errors="replace") != text:
         path.write_text(text, encoding="utf-8")
     return text, changed
+
+
+@dataclass(frozen=True)
+class LedgerWrite:
+    """What :func:`write_ledger` wrote: the ledger, the manifest beside it (``None`` when the pack has none)
+    and every other difference between that manifest and the pack's files (left for a human to review)."""
+
+    ledger: Path
+    manifest: Path | None
+    others: tuple[str, ...]
+
+
+def write_ledger(ledger_path: Path, text: str) -> LedgerWrite:
+    """Write a new ``freeze_ledger.json`` text (already checked) and record its sha256 in the pack's
+    ``manifest.sha256`` beside it: only the ledger's entry changes, so a file someone else changed in the
+    pack stays a difference ``manifest verify`` reports, never blessed here. Both are checked before
+    either is written.
+
+    Raises:
+        GateError: the manifest beside the ledger is not a regular file, not JSON or not a manifest.
+    """
+    path = ledger_path.parent / MANIFEST_NAME
+    manifest: dict[str, str] | None = None
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise GateError("manifest", str(path), "is not a regular file", "replace it with a regular file")
+    if path.is_file():
+        manifest = parse_json(read_utf8(path, "manifest", f"recreate it: verdict-gate manifest write {path.parent}"),
+                              "manifest", str(path))
+        schemas.check("manifest", manifest, str(path))
+        assert manifest is not None
+        manifest = {**manifest, ledger_path.name: hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        schemas.check("manifest", manifest, f"(internal) {path}")
+    ledger_path.write_text(text, encoding="utf-8")
+    if manifest is None:
+        return LedgerWrite(ledger_path, None, ())
+    new = manifest_text(manifest)
+    if path.read_text(encoding="utf-8", errors="replace") != new:
+        path.write_text(new, encoding="utf-8")
+    others = compare_manifest(manifest, build_manifest(ledger_path.parent)).describe()
+    return LedgerWrite(ledger_path, path, tuple(others.splitlines()))
 
 
 def write_archive(src: Path, out: Path) -> int:

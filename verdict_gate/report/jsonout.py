@@ -51,7 +51,8 @@ def replay_document(doc: BaseSigRecord, out: str) -> dict[str, Any]:
         "exit_code": 0,
         "base_revision": doc.base_revision,
         "fixture_digest": doc.fixture_digest,
-        "replays": [{"prop_id": r.prop_id, "status": r.status, "signature": r.signature} for r in doc.replays],
+        "replays": [{"prop_id": r.prop_id, "status": r.status, "signature": r.signature, "try": r.try_no}
+                    for r in doc.replays],
         "out": out,
     }
 

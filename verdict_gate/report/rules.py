@@ -19,23 +19,43 @@ class Rule:
     short: str  # one line: the alert's title
     full: str  # what happened, in a sentence or two
     fix: str  # what to do about it
+    deterministic: str = ""  # what it means when the freeze involved is deterministic (docs/design.md §3)
+    flaky: str = ""  # … and when it is flaky ("Flaky freezes")
+
+    def kinds(self) -> list[str]:
+        """The per-kind sentences, each prefixed, for the help and docs/rules.md."""
+        return ([f"For a deterministic freeze: {self.deterministic}"] if self.deterministic else []) \
+            + ([f"For a flaky freeze: {self.flaky}"] if self.flaky else [])
 
 
 RULES: dict[str, Rule] = {
     "held": Rule(
         "The property held.",
         "The property ran on the candidate and every example passed.",
-        "Nothing to do; a leftover freeze for it is reported as freeze_stale and can be removed."),
+        "Nothing to do. A deterministic freeze left for it is noted freeze_stale: remove it (verdict-gate ledger "
+        "remove ID) through the oracle's review path.",
+        deterministic="the frozen failure did not show, so the candidate fixed it and the freeze is stale: the "
+        "note freeze_stale says so (with the catalog's stale: fail the verdict is fail, reason freeze_stale).",
+        flaky="a pass is a pass, with no note and no advice: a flaky failure that did not show this time is "
+        "expected, and says nothing about whether the freeze is still needed. `verdict-gate ledger prune` with "
+        "enough replays tells."),
     "no_freeze": Rule(
         "The property failed and no freeze covers it.",
         "The property failed on the candidate and the freeze ledger has no record for this property.",
         "Fix the code under test so the property holds. If the failure is known and already on the base "
-        "branch, replay it there and add a reviewed freeze (verdict-gate replay, then verdict-gate freeze)."),
+        "branch, add a reviewed freeze: verdict-gate freeze --rev BASE --pack PACK replays it 5 times there "
+        "and records a deterministic or a flaky freeze."),
     "frozen": Rule(
         "A known failure, forgiven by a reviewed freeze.",
         "The property failed with a signature that a freeze in the ledger names, under the same fixture digest, "
         "and the base replay reproduced it on the base revision. The verdict is inconclusive, never pass.",
-        "Fix the known failure and remove the freeze, or let the freeze expire (expires_on)."),
+        "Fix the known failure and remove the freeze, or let the freeze expire (expires_on).",
+        deterministic="every failure of the run is in the freeze's set, and the base replay reproduced each of "
+        "them; a frozen failure the candidate no longer shows is noted freeze_stale.",
+        flaky="the flake showed on the candidate: every failure of the run is in the flaky freeze's set (the union "
+        "of the failures seen when it was recorded), and one of the base replay's tries (up to the catalog's "
+        "replay_tries) showed failures within that set. A frozen failure that did not show is expected, never "
+        "stale."),
     "oracle_moved": Rule(
         "The candidate edits this property's oracle file.",
         "The diff changes the file that holds this property's code, so the candidate is not scored against "
@@ -54,7 +74,9 @@ RULES: dict[str, Rule] = {
         "The failure differs from every freeze of this property.",
         "The property failed, and a freeze exists for it, but the failure's signature (exception type, "
         "message, counterexample, node or seed) is not the frozen one: this is a different failure.",
-        "Fix the new failure; the message names the signature parts that differ."),
+        "Fix the new failure; the message names the signature parts that differ.",
+        flaky="the same: a flaky freeze forgives only the failures in its set, however flaky the property is; a "
+        "failure outside it is a different failure."),
     "digest_mismatch": Rule(
         "The fixtures differ from those the freeze was recorded under.",
         "The failure matches a freeze, but the fixture digest of this run is not the freeze's: the freeze was "
@@ -67,13 +89,22 @@ RULES: dict[str, Rule] = {
         "Rebase the patch on a base that contains the freeze's revision, or record the freeze again."),
     "not_reproduced_on_base": Rule(
         "The base replay did not reproduce the frozen failure.",
-        "A freeze only forgives a failure that also happens on the base revision; the replay there passed or "
-        "failed differently, so the failure is new to the candidate.",
-        "Fix the failure: the base revision does not have it."),
+        "A freeze only forgives a failure that also shows on the base revision; the base replay there did not "
+        "show it.",
+        "Deterministic freeze: fix the failure, the candidate brought it. Flaky freeze: read the detail's odds, "
+        "check the candidate's failure, and raise the catalog's replay_tries if the flake is rarer than it allows.",
+        deterministic="the base replay passed or failed differently, so the failure is new to the candidate: fix "
+        "it. If the property is flaky on the base too, the freeze was recorded from too few replays: record it "
+        "again with verdict-gate freeze --rev BASE --pack PACK (5 replays), which makes it a flaky freeze.",
+        flaky="none of the base replay's tries showed failures within the frozen set. The detail gives the tries "
+        "and the chance of that for the rate recorded (a flake that failed k of n replays is missed by T tries "
+        "(1 - k/n)^T of the time): either the patch's failure is not the flake, or the flake is rarer than the "
+        "catalog's replay_tries allows for. Raise replay_tries (within the property's timeout) for a rare flake."),
     "freeze_expired": Rule(
         "The freeze has expired.",
         "The freeze's expires_on date is before the run's date, so it no longer forgives the failure.",
-        "Fix the failure, or review the freeze and record it again with a new expiry date."),
+        "Fix the failure, or review the freeze and give it a new expiry date (verdict-gate ledger extend ID "
+        "--expires-on YYYY-MM-DD); the job summary warns 14 days ahead."),
     "fixture_mutated": Rule(
         "A property changed the read-only fixtures.",
         "A property declared mutates_fixture: false, yet the fixture digest after the run differs from the "
@@ -117,12 +148,27 @@ RULES: dict[str, Rule] = {
         "A failure beside the frozen one is not covered by any freeze.",
         "The property's run has several failures; at least one of them has no freeze of its own. A freeze "
         "forgives a failure, never a property's name.",
-        "Fix the extra failure; the message names its signature."),
+        "Fix the extra failure; the message names its signature.",
+        flaky="the same: the flake's own failures are in the set, the extra one is not, and a flaky freeze never "
+        "forgives a failure outside its set."),
     "new_failing_examples": Rule(
         "Examples that held on the base fail on the candidate.",
         "The frozen failure is reproduced, but examples that passed on the base revision now fail: the patch "
         "broke more than the known failure.",
-        "Fix the regression; the message lists the examples."),
+        "Fix the regression; the message lists the examples.",
+        flaky="a failing candidate's examples are compared only with base replay tries in its own state (tries "
+        "that showed its flaky failures), so the flake showing on one side only is never taken for a regression; "
+        "a passing candidate's are compared with every try, as without a freeze."),
+    "freeze_stale": Rule(
+        "The property held, but a deterministic freeze of it is left, and the catalog says stale: fail.",
+        "Like pytest's strict xfail: the catalog's stale: fail makes a property that passes while a deterministic "
+        "freeze of it exists a failure, so a fixed failure's freeze is removed instead of waiting to forgive a "
+        "later regression of the same signature. Without stale: fail the same run is pass, with the note "
+        "freeze_stale.",
+        "Remove the freeze (verdict-gate ledger remove ID; the detail names it) through the oracle's review path, "
+        "with the fix or before it: a patch under test cannot edit the ledger. Or set stale: note in the catalog.",
+        deterministic="its failure set no longer shows: the freeze is stale.",
+        flaky="never: a flaky failure that did not show is expected, so a flaky freeze is never stale."),
     "void": Rule(
         "The oracle pack or its control files cannot be trusted for this run.",
         "The pack failed validation (bytes, manifest, schema, links) or the diff edits a control file: the "
@@ -135,12 +181,14 @@ RULES: dict[str, Rule] = {
 
 def help_markdown(reason: str) -> str:
     rule = RULES[reason]
-    return f"**{rule.short}**\n\n{rule.full}\n\n**Fix:** {rule.fix}\n\nSee [{reason}]({help_uri(reason)})."
+    kinds = "".join(f"\n\n{line}" for line in rule.kinds())
+    return f"**{rule.short}**\n\n{rule.full}{kinds}\n\n**Fix:** {rule.fix}\n\nSee [{reason}]({help_uri(reason)})."
 
 
 def help_text(reason: str) -> str:
     rule = RULES[reason]
-    return f"{rule.short} {rule.full}\nFix: {rule.fix}"
+    kinds = "".join(f"\n{line}" for line in rule.kinds())
+    return f"{rule.short} {rule.full}{kinds}\nFix: {rule.fix}"
 
 
 def help_uri(reason: str) -> str:
@@ -151,9 +199,15 @@ def rules_markdown() -> str:
     """The text of ``docs/rules.md``."""
     out = ["# verdict-gate rules", "",
            "One SARIF rule per verdict reason (generated by `python -m verdict_gate.report.rules`; the",
-           "row numbers are those of the verdict table, [design.md §3](design.md#3-the-verdict-table)).", ""]
+           "row numbers are those of the verdict table, [design.md §3](design.md#3-the-verdict-table)).", "",
+           "A freeze is `deterministic` (its failure set showed on every replay when it was recorded) or `flaky`",
+           "(it showed on some: the ledger keeps the rate, failed k of n replays, and the union of the failures",
+           "seen). Where a reason means something different for each kind, its section says so. Neither kind",
+           "ever turns a failure into `pass`.", ""]
     for reason, rule in RULES.items():
-        out += [f"## {reason}", "", f"**{rule.short}**", "", rule.full, "", f"Fix: {rule.fix}", ""]
+        out += [f"## {reason}", "", f"**{rule.short}**", "", rule.full, ""]
+        out += [line for kind in rule.kinds() for line in (kind, "")]
+        out += [f"Fix: {rule.fix}", ""]
     return "\n".join(out)
 
 

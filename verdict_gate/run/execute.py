@@ -60,6 +60,7 @@ class Execution:
     phase_failures: list[str] = field(default_factory=list)
     uncollected: list[str] = field(default_factory=list)  # ids whose selector matched no test
     mutated: list[str] = field(default_factory=list)  # fixture paths the post-run check found changed
+    digested: Digested | None = None  # the fixture digest the run was checked against (for another run of the tree)
 
 
 def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: str, base_revision: str,
@@ -118,7 +119,7 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
     items = sum(int(r.get("items") or 0) for r in raw.values())
     notices += [f"{pid}: pytest collected no test for {by_id[pid].selector!r} in the pack: check the catalog's "
                 "oracle and node" for pid in uncollected]
-    return Execution(records, record, items, notices, ran.phase_failures, uncollected, mutated)
+    return Execution(records, record, items, notices, ran.phase_failures, uncollected, mutated, (result, record))
 
 
 class Slots:

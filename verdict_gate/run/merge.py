@@ -167,7 +167,8 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     assert first.runs is not None and first.base_sig is not None and first.fixture is not None
     wanted = set(ids)
     runs: dict[str, RunRecord] = {}
-    replays: dict[str, ReplayRecord] = {}
+    replays: dict[str, list[ReplayRecord]] = {}  # every try of a property, from the shard that owns it
+    owner: dict[str, str] = {}
     items = 0
     phase_failures: list[str] = []
     fixture = dict(first.fixture)
@@ -180,8 +181,8 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
             elif pid not in s.header["properties"]:
                 problems.append(f"{s.label}: runs.json has a run of {pid}, which its shard.json does not list")
         for rep in s.base_sig.replays:
-            if rep.prop_id in own:
-                replays.setdefault(rep.prop_id, rep)
+            if rep.prop_id in own and owner.setdefault(rep.prop_id, s.where) == s.where:
+                replays.setdefault(rep.prop_id, []).append(rep)
         items += s.header["items"]
         phase_failures += [f"{s.label}: {f}" for f in s.header["phase_failures"]]
         fixture.setdefault("compat", {}).update(s.fixture.get("compat") or {})
@@ -196,7 +197,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
                          fixture_digest=first.runs.fixture_digest, environment=first.runs.environment,
                          runs={pid: runs[pid] for pid in ids if pid in runs}, run_id=ev.run_id)
     ev.base_sig = BaseSigRecord(base_revision=ev.base_revision, fixture_digest=first.base_sig.fixture_digest,
-                                replays=tuple(replays[pid] for pid in ids if pid in replays))
+                                replays=tuple(rep for pid in ids for rep in replays.get(pid, [])))
     done = Execution(records=dict(ev.runs.runs), fixture=fixture, items=items, notices=[],
                      phase_failures=phase_failures)
     score_run(ev, oracle_pack, parts, done, today)

@@ -5,7 +5,9 @@
 3. :func:`split_diff` — the diff ``BASE...HEAD`` into buckets (``oracle_edited.json``);
 4. :func:`base_replay` — the ledger's properties on the base revision (``base.sig.json``);
 5. :func:`candidate_run` — every catalog property not edited, on HEAD (``runs.json``); with a budget
-   of two or more processes, steps 4 and 5 run side by side (:func:`base_and_candidate`);
+   of two or more processes, steps 4 and 5 run side by side (:func:`base_and_candidate`); then
+   :func:`flaky_tries` tries a property with a flaky freeze on the base again where its verdict needs it,
+   and :func:`fresh_replay` replays fresh examples that failed;
 6. :func:`score_run` — :func:`verdict_gate.core.score.score`: verdicts, promotion, outcome.
 
 The edges live beside it (:mod:`~verdict_gate.host.git`, :mod:`~verdict_gate.run.runner`,
@@ -21,6 +23,7 @@ import datetime as dt
 import os
 import shlex
 import threading
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -32,9 +35,11 @@ from verdict_gate.core.digest import TREE_V1, Scan
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.progress import Progress
-from verdict_gate.core.records import BaseSigRecord, RunsRecord, fresh_seed
+from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
+from verdict_gate.core.upkeep import expiring, expiry_notice
+from verdict_gate.core.verdict import needs_try
 from verdict_gate.core.workflows import is_workflow
 from verdict_gate.host import checkout, forks, git, workflows
 from verdict_gate.host.fixtures import Digested, current_ledger, fixture_digest, legacy_digest
@@ -155,6 +160,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 progress(f"shard {shard}: {len(mine)} of the catalog's properties")
             done = base_and_candidate(ev, oracle_pack, cand, parts, fixtures, scratch, progress, jobs, only, base_tree,
                                       same_fixtures)
+            flaky_tries(ev, oracle_pack, done, scratch, progress, base_tree,
+                        _as_base(fixtures, ev.base_revision) if same_fixtures else None)
             fresh_replay(ev, oracle_pack, done, scratch, progress, base_tree)
         if shard is not None:
             assert ev.shard is not None
@@ -477,6 +484,59 @@ def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffs
     return done
 
 
+def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: Path, progress: Progress,
+                base_tree: Path | None, fixtures: Digested | None = None) -> None:
+    """Step 5c (docs/design.md §3, "Flaky freezes"): a property with a flaky freeze whose verdict needs a
+    base replay try in the candidate's own state (:func:`verdict_gate.core.verdict.needs_try`) is tried on
+    the base again, one try at a time, until it has one, or it has had the catalog's ``replay_tries``, or
+    its extra tries have used its timeout. Every try is kept in ``base.sig.json``, in try order.
+
+    Only after the candidate run, so a candidate that passed (or failed outside the freeze) costs no extra
+    try. ``fixtures``: the base tree's digest when it is the candidate's (see :func:`base_replay`).
+    """
+    assert ev.base_sig is not None
+    if base_tree is None:
+        return
+    props = oracle_pack.catalog.by_id()
+    tries: dict[str, list[ReplayRecord]] = {}
+    for rec in ev.base_sig.replays:
+        tries.setdefault(rec.prop_id, []).append(rec)
+    spent: dict[str, float] = {}
+    last: dict[str, float] = {}
+
+    def wanted(pid: str) -> bool:
+        prop, run = props[pid], done.records.get(pid)
+        if len(tries[pid]) >= prop.replay_tries or spent.get(pid, 0.0) + last.get(pid, 0.0) > prop.timeout:
+            return False
+        on_base = [t.base_sig() for t in tries[pid] if t.base_revision == ev.base_revision]
+        return needs_try(run.run_result(prop) if run else None, oracle_pack.ledger.for_id(pid), on_base)
+
+    while need := [pid for pid in tries if pid in props and wanted(pid)]:
+        n = 1 + max(len(tries[pid]) for pid in need)
+        progress(f"base replay: trying {len(need)} propert{'y' if len(need) == 1 else 'ies'} with a flaky freeze "
+                 f"again on {ev.base_revision[:12]} (try {n}): {', '.join(need)}")
+        passes = {pid: {"example_log": True, **fresh_passes(ev, props[pid])} for pid in need}
+        started = time.monotonic()
+        more = replay(Path(ev.repo), ev.base_revision, oracle_pack, need, scratch, progress, ev.notices,
+                      passes=passes, name=f"replay-try-{n}", tree=base_tree, fixtures=fixtures)
+        took = time.monotonic() - started
+        for rec in more.replays:
+            tries[rec.prop_id].append(dataclasses.replace(rec, try_no=len(tries[rec.prop_id]) + 1))
+            spent[rec.prop_id] = spent.get(rec.prop_id, 0.0) + took
+            last[rec.prop_id] = took
+    for pid, recs in tries.items():
+        run = done.records.get(pid)
+        if len(recs) > 1 and run is not None:
+            short = needs_try(run.run_result(props[pid]), oracle_pack.ledger.for_id(pid),
+                              [t.base_sig() for t in recs if t.base_revision == ev.base_revision])
+            stop = (f"replay_tries {props[pid].replay_tries}" if len(recs) >= props[pid].replay_tries
+                    else f"the property's {props[pid].timeout:g} s timeout")
+            ev.notices.append(f"base replay: {pid}: tried {len(recs)} times for its flaky freeze; "
+                              + (f"no try showed what the candidate's run showed (stopped at {stop})" if short
+                                 else f"try {len(recs)} showed what the candidate's run showed"))
+    ev.base_sig = dataclasses.replace(ev.base_sig, replays=tuple(r for recs in tries.values() for r in recs))
+
+
 def new_run_id() -> str:
     """The run's id, from which (with the head revision) every fresh seed is derived: ``$VERDICT_GATE_RUN_ID``
     (to replay a run from its evidence), else GitHub's run id and attempt, else a random one."""
@@ -515,10 +575,8 @@ def fresh_replay(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch:
                 ev.notices.append(
                     f"{pid}: preexisting_failure: a fresh example (fresh seed {r.fresh_seed}) fails on the base "
                     f"revision {ev.base_revision[:12]} too: {shown}; the verdict is unchanged. Once reviewed, "
-                    f"freeze it: verdict-gate replay --rev {ev.base_revision[:12]} "
-                    f"--pack {shlex.quote(oracle_pack.source)} "
-                    f"--only-id {pid} --out base.sig.json "
-                    f"&& verdict-gate freeze --base-sig base.sig.json --id {pid} --reason \"…\" "
+                    f"freeze it: verdict-gate freeze --rev {ev.base_revision[:12]} "
+                    f"--pack {shlex.quote(oracle_pack.source)} --id {pid} --reason \"…\" "
                     f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
             # Not drawn on the base at all: the verdict fails closed (core.verdict, new_failing_examples).
             break
@@ -563,6 +621,7 @@ def score_run(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, done
         ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
     for failure in done.phase_failures:
         ev.notices.append(f"{failure}: outcome incomplete")
+    ev.notices += [expiry_notice(f, days) for f, days in expiring(oracle_pack.ledger.freezes, today)]
     ev.verdicts = result.verdicts
     ev.why = result.promotion.why
     ev.outcome = result.outcome

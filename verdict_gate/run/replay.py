@@ -16,7 +16,7 @@ from verdict_gate.host.fixtures import Digested
 from verdict_gate.pack import Pack, PackOptions, load
 from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
-from verdict_gate.run.execute import Slot, execute
+from verdict_gate.run.execute import Execution, Slot, execute
 
 T = TypeVar("T")
 
@@ -25,14 +25,17 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
            progress: Progress, notices: list[str] | None = None, *,
            passes: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
            slot: Slot | None = None, cancel: threading.Event | None = None,
-           tree: Path | None = None, fixtures: Digested | None = None) -> BaseSigRecord:
+           tree: Path | None = None, fixtures: Digested | None = None, tries: int = 1,
+           first_try: int = 1) -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev`` (``tree``: one the caller
-    made, :func:`verdict_gate.host.checkout.trees`, and removes).
+    made, :func:`verdict_gate.host.checkout.trees`, and removes), ``tries`` times.
 
     Every replayed property keeps its example log (docs/design.md §8.3) unless ``passes`` (per id: the
     runner's extra passes) says otherwise; ``name`` is the scratch subdirectory of this replay.
     ``jobs``, ``slot``, ``cancel``, ``fixtures``: as for :func:`verdict_gate.run.execute.execute` (a replay
     beside the candidate run shares its budget of processes; ``fixtures`` only with ``tree``).
+    Each try is a fresh set of oracle processes (a flake decided once per process shows or not per try);
+    the records are numbered ``first_try``, ``first_try + 1``, … and kept in property order, then try order.
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
     A worktree it made is removed on every path.
@@ -50,28 +53,35 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
     props = [known[i] for i in ids]
     made = (_unswept(checkout.trees(repo, [rev], scratch, oracle_pack.catalog)) if tree is None
             else nullcontext(checkout.Trees((tree,))))
+    if passes is None:
+        passes = {prop.id: {"example_log": True} for prop in props}
+    runs: list[Execution] = []
     with made as trees:
         tree = trees.paths[0]
-        sub = scratch / name
-        sub.mkdir()
-        if passes is None:
-            passes = {prop.id: {"example_log": True} for prop in props}
-        done = execute(props, oracle_pack, tree, rev, rev, sub, progress, fixtures, repo=repo, passes=passes, jobs=jobs,
-                       slot=slot, cancel=cancel)
-    check_collected(oracle_pack, done)  # a node: that does not exist is the catalog's error
-    if notices is not None:
-        notices += [f"base replay: {n}" for n in done.notices]
-    fixture_digest = done.fixture["digest"]
+        for n in range(tries):
+            if tries > 1:
+                progress(f"replay try {n + 1} of {tries} on {rev[:12]}")
+            sub = scratch / (name if n == 0 else f"{name}-{n + 1}")
+            sub.mkdir()
+            done = execute(props, oracle_pack, tree, rev, rev, sub, progress, fixtures, repo=repo, passes=passes,
+                           jobs=jobs, slot=slot, cancel=cancel)
+            fixtures = fixtures if fixtures is not None else done.digested  # the tree does not change between tries
+            check_collected(oracle_pack, done)  # a node: that does not exist is the catalog's error
+            if notices is not None:
+                notices += [f"base replay: {line}" for line in done.notices if f"base replay: {line}" not in notices]
+            runs.append(done)
+    fixture_digest = runs[0].fixture["digest"]
     replays = []
     for prop in props:
-        r = done.records.get(prop.id)
-        replays.append(ReplayRecord(
-            prop_id=prop.id, status=r.status if r else "missing", signature=r.signature if r else None,
-            signature_parts=r.signature_parts if r else None, fixture_digest=fixture_digest, base_revision=rev,
-            failures=r.failures if r else (), hits=r.hits if r else None,
-            example_log=r.example_log if r else None, fresh_seed=r.fresh_seed if r else None,
-            fresh_log=r.fresh_log if r else None,
-        ))
+        for n, done in enumerate(runs):
+            r = done.records.get(prop.id)
+            replays.append(ReplayRecord(
+                prop_id=prop.id, status=r.status if r else "missing", signature=r.signature if r else None,
+                signature_parts=r.signature_parts if r else None, fixture_digest=fixture_digest, base_revision=rev,
+                failures=r.failures if r else (), hits=r.hits if r else None,
+                example_log=r.example_log if r else None, fresh_seed=r.fresh_seed if r else None,
+                fresh_log=r.fresh_log if r else None, try_no=first_try + n,
+            ))
     return BaseSigRecord(base_revision=rev, fixture_digest=fixture_digest, replays=tuple(replays))
 
 
@@ -89,11 +99,12 @@ def _unswept(worktree: AbstractContextManager[T]) -> Iterator[T]:
             stack.close()
 
 
-def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path, *, only: Sequence[str] | None,
+def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path | None, *, only: Sequence[str] | None,
                    options: PackOptions | None, progress: Progress,
-                   notice: Callable[[str], None]) -> BaseSigRecord:
-    """Load the pack, replay on ``rev`` and write ``base.sig.json`` to ``out`` (the library form
-    of ``verdict-gate replay``; the demo uses it too).
+                   notice: Callable[[str], None], tries: int = 1) -> BaseSigRecord:
+    """Load the pack, replay on ``rev`` ``tries`` times and write ``base.sig.json`` to ``out`` (the library
+    form of ``verdict-gate replay``; the demo, ``freeze --rev`` and ``ledger prune --rev`` use it too; ``out``
+    ``None``: nothing is written).
 
     Raises:
         GateError: a bad repository, revision, pack or output path (checked before the work).
@@ -104,13 +115,15 @@ def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path, *, only: S
 
     repo = git.toplevel(repo)
     commit = git.resolve(repo, rev, "--rev")
-    check_out_file(out, "base.sig.json")
-    out.parent.mkdir(parents=True, exist_ok=True)  # before the work: a bad path fails now, not after
+    if out is not None:
+        check_out_file(out, "base.sig.json")
+        out.parent.mkdir(parents=True, exist_ok=True)  # before the work: a bad path fails now, not after
     with scratch_dir() as scratch:
         oracle_pack = load(pack_source, repo, scratch, options=options, progress=progress)
         notices: list[str] = []
-        doc = replay(repo, commit, oracle_pack, only, scratch, progress, notices)
+        doc = replay(repo, commit, oracle_pack, only, scratch, progress, notices, tries=tries)
         for line in notices:
             notice(line)
-    write_file(out, "base_sig", doc.to_json())
+    if out is not None:
+        write_file(out, "base_sig", doc.to_json())
     return doc

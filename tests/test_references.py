@@ -610,3 +610,12 @@ def test_functions_are_functions_and_stdlib_functions_come_back_as_themselves(li
 
     assert inspect.isfunction(lib.apply) and lib.apply.__module__ == "calc.lib"
     assert lib.echo(random.choice) is random.choice and lib.echo(str.lower) is str.lower
+
+
+def test_records_of_an_imported_candidate_module(client: proxy.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As the import hook leaves it: the proxy module in sys.modules. dataclasses reads the namespace of a
+    # class's module; a record's mirror class must not turn that into requests that build it again.
+    imported = _module(client, "calc.lib")
+    monkeypatch.setitem(sys.modules, "calc.lib", imported)
+    assert imported.Money(5, "EUR") == imported.Money(5, "EUR")
+    assert type(imported.Money(1, "X")).__module__ == "calc.lib"

@@ -43,6 +43,7 @@ import os
 import pathlib
 import select
 import struct
+import sys
 import time
 import types
 import uuid
@@ -50,7 +51,8 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes a frame may carry (oracle ← worker); larger is a crash
-MAX_DEPTH = 200  # nesting a value may have
+MAX_DEPTH = 1000  # nesting a value may have (a parser's nested arrays: tomli's tests nest 470 deep)
+_ROOM = 4 * MAX_DEPTH + 200  # frames a value at the depth cap may take to encode, decode, dump or parse
 MAX_NODES = 1_000_000  # JSON nodes one encoded value may have
 _HEADER = struct.Struct(">I")
 # One encoder for every frame: json.dumps with options builds a new one per call.
@@ -69,9 +71,23 @@ class Unencodable(TypeError):
 # --- framing --------------------------------------------------------------------------------------
 
 
+def _roomy(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, again with room on the stack if a deeply nested value ran out of it (the recursion
+    limit raised by :data:`_ROOM` for that call only): the common case pays nothing."""
+    try:
+        return fn(*args)
+    except RecursionError:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(old + _ROOM)
+        try:
+            return fn(*args)
+        finally:
+            sys.setrecursionlimit(old)
+
+
 def dumps(tree: Any) -> str:
     """The JSON text of an encoded value, as a frame would carry it (to tell whether a state changed)."""
-    return _DUMPS(tree)
+    return str(_roomy(_DUMPS, tree))
 
 
 def write_frame(fd: int, message: Any) -> None:
@@ -81,7 +97,7 @@ def write_frame(fd: int, message: Any) -> None:
         OSError: the pipe is closed (the other side is gone).
         ValueError: ``message`` is not JSON (a NaN slipped through: a bug of the encoder).
     """
-    data = _DUMPS(message).encode("utf-8", "surrogatepass")
+    data = dumps(message).encode("utf-8", "surrogatepass")
     view = memoryview(_HEADER.pack(len(data)) + data)
     while view:
         written = os.write(fd, view)
@@ -200,7 +216,7 @@ def parse(body: bytes) -> Any:
         ProtocolError: bytes that are not UTF-8 JSON.
     """
     try:
-        return json.loads(body.decode("utf-8", "surrogatepass"))
+        return _roomy(json.loads, body.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"a message is not valid JSON ({type(exc).__name__})") from None
 
@@ -291,7 +307,7 @@ def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | No
     if t is list and len(value) < MAX_NODES and not links and _scalars(value):
         return value[:]  # the common case (a call's arguments), without a walk of its own
     shared = _sharing(value) if t in _CONTAINERS else None
-    return _enc(value, fallback, records, 0, _Budget(links, top, shared or None))
+    return _roomy(lambda: _enc(value, fallback, records, 0, _Budget(links, top, set(shared) if shared else None)))
 
 
 def _scalars(values: list[Any]) -> bool:
@@ -430,7 +446,7 @@ def decode(tree: Any, make: Make) -> Any:
     Raises:
         ProtocolError: an unknown tag, or a payload of the wrong shape.
     """
-    return _dec(tree, make, {})
+    return _roomy(lambda: _dec(tree, make, {}))
 
 
 def _labelled(p: Any, make: Make, labels: dict[int, Any]) -> Any:

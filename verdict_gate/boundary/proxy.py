@@ -1642,14 +1642,17 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     cls = _MIRRORS.get(key)
     if cls is None:
         name = qualname.rsplit(".", 1)[-1]
-        ns: dict[str, Any] = {"__module__": module, "__qualname__": qualname, "_vg_kind": kind,
+        # Built under a module name of its own: dataclasses reads the class's module's namespace, which for a
+        # candidate module would be a request to the worker (and its records, and so on); renamed after.
+        ns: dict[str, Any] = {"__module__": __name__, "__qualname__": qualname, "_vg_kind": kind,
                               "__getattr__": _record_getattr}
         if kind == "nt":
-            base = collections.namedtuple(name, fields, rename=True)  # type: ignore[misc]
+            base = collections.namedtuple(name, fields, rename=True, module=__name__)  # type: ignore[misc]
             cls = _RecordMeta(name, (base,), ns)
         else:
             ns["__annotations__"] = {f: Any for f in fields}
             cls = dataclasses.dataclass(frozen=True, eq=True, repr=True)(_RecordMeta(name, (), ns))  # type: ignore[arg-type]
+        cls.__module__ = module
         _MIRRORS[key] = cls
     cls._vg_client, cls._vg_desc, cls._vg_gen = client, desc, generation  # type: ignore[attr-defined]
     cls._vg_mro = [list(n) for n in desc["t"]]  # type: ignore[attr-defined]

@@ -557,6 +557,6 @@ def _dec(x: Any, make: Make, labels: dict[int, Any]) -> Any:
         raise
     except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
         raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
-    if tag in ("r", "en", "x", "h", "mod", "o", "lk", "bv"):
+    if tag in ("r", "en", "x", "xv", "h", "mod", "o", "lk", "bv"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")

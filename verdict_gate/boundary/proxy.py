@@ -886,6 +886,8 @@ class _Callbacks:
             return bool(obj.__exit__(None, None, None) if one is None else obj.__exit__(type(one), one, None))
         if do == "signature" and callable(obj):
             return _signature(obj)
+        if do == "vars" and _pack_class(obj, client) and isinstance(getattr(obj, "__dict__", None), dict):
+            return obj.__dict__  # linked (Client._link_result): candidate code writes the instance's own dict
         if do in ("instancecheck", "subclasscheck"):
             if not isinstance(obj, type):
                 raise _Refused("not a class")
@@ -1100,7 +1102,12 @@ class Handle:
 
     def __hash__(self) -> int:
         if not self._vg_named():
-            return object.__hash__(self)  # never the hash of an oracle value (one object, one handle)
+            # Never the candidate's hash (which could be an oracle value's): the object's identity in the
+            # worker, stable while it lives there whatever handle stands for it here.
+            found = self._vg_desc.get("idhash")
+            if type(found) is not int:
+                found = self._vg_desc["idhash"] = self._vg_checked("__idhash__", int)
+            return found
         return self._vg_checked("__hash__", int)
 
     def __contains__(self, item: Any) -> bool:
@@ -1222,8 +1229,8 @@ class Handle:
     def _vg_compare(self, name: str, other: Any) -> Any:
         if self._vg_peer(other) or self._vg_named():
             return self._vg_op(name, other)
-        if isinstance(other, Handle):
-            return NotImplemented
+        if isinstance(other, Handle) or not _plain(other):
+            return NotImplemented  # another candidate object, or an oracle object of its own: it answers
         # A value of a class the oracle never named: its operators are not the behaviour under test, and a
         # lying __eq__ must not reach the oracle's judgement.
         raise _candidate_error(TypeError(
@@ -1278,22 +1285,6 @@ class LiveHandle(Handle):
         raise TypeError(f"unhashable type: {type(self).__name__!r}")
 
 
-class RemoteFunction(Handle):
-    """A candidate function (a ``def``): ``isinstance(f, types.FunctionType)`` and so ``inspect.isfunction``
-    hold, and ``f.__module__`` is the function's own module, as for the function itself (``inspect.getmembers``
-    of a candidate module finds its functions)."""
-
-    __slots__ = ()
-
-    def __getattribute__(self, name: str) -> Any:
-        if name == "__class__":
-            return types.FunctionType
-        if name == "__module__":
-            desc = object.__getattribute__(self, "_vg_desc")
-            return (desc.get("n") or {}).get("__module__") or (desc.get("ref") or ["?"])[0]
-        return object.__getattribute__(self, name)
-
-
 class _InstanceAttr:
     """``__doc__`` of a handle class: the class's own for ``type(h).__doc__``, the candidate object's (read from the
     worker) for ``h.__doc__`` (a curry's, a wrapper's)."""
@@ -1305,6 +1296,34 @@ class _InstanceAttr:
         if instance is None:
             return self.own
         return instance._vg_client.request({"op": "getattr", "obj": instance._vg_target(), "name": self.name})
+
+
+def _plain(value: Any) -> bool:
+    """A value the oracle computed (a builtin value, a container of them, a record or enum member the codec
+    carries by value), as opposed to an object of a class of its own, which answers its own ``__eq__``."""
+    t = type(value)
+    if t is object:
+        return False  # a bare object() has no value, only identity
+    return value is None or t.__module__ in ("builtins", "decimal", "fractions", "datetime", "uuid", "pathlib",
+                                             "collections") or isinstance(value, EnumMember) \
+        or type(t) is _RecordMeta or isinstance(value, _ValueMirror)
+
+
+class RemoteFunction(Handle):
+    """A candidate function (a ``def``): ``isinstance(f, types.FunctionType)`` and so ``inspect.isfunction``
+    hold, and ``f.__module__`` is the function's own module, as for the function itself (``inspect.getmembers``
+    of a candidate module finds its functions)."""
+
+    __slots__ = ()
+    __doc__ = _InstanceAttr("__doc__", __doc__)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "__class__":
+            return types.FunctionType
+        if name == "__module__":
+            desc = object.__getattribute__(self, "_vg_desc")
+            return (desc.get("n") or {}).get("__module__") or (desc.get("ref") or ["?"])[0]
+        return object.__getattribute__(self, name)
 
 
 class _End:
@@ -1371,6 +1390,10 @@ class RemoteClass(Handle):
     def _vg_compare(self, name: str, other: Any) -> Any:
         # A class equals only itself (unless its metaclass says otherwise, which the worker answers).
         return self._vg_op(name, other) if self._vg_peer(other) else NotImplemented
+
+    def __hash__(self) -> int:
+        ref = self._vg_desc.get("ref")  # a class is one object: its name hashes it, whatever handle holds it
+        return hash(("class", *ref)) if ref else Handle.__hash__(self)
 
     def __subclasscheck__(self, cls: Any) -> bool:
         mro = getattr(cls, "_vg_mro", None) or (cls._vg_desc.get("t") if isinstance(cls, Handle) else None) or []
@@ -1829,6 +1852,8 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
                               plain)
         if tag == "x":
             return mirror_exception(p, ordinary_stop=True)  # as a call would raise it (pytest.raises)
+        if tag == "xv":  # an exception object handed over as a value (not raised)
+            return exception_from(client, p, generation)
         if tag == "mod":
             # Only a module this process has, or one of the candidate's (a proxy): the worker never
             # gets to make the oracle import, and run, a module of its choosing.
@@ -1977,6 +2002,8 @@ def encode_local(client: Client, obj: Any) -> Any:
         return {"mod": obj.__name__}
     if isinstance(obj, type) and issubclass(obj, BaseException) and getattr(obj, "_vg_mirror", False):
         return {"x": [[obj.__module__, obj.__qualname__]]}
+    if isinstance(obj, BaseException):  # an exception as a value: as data (it comes back as itself)
+        return {"xv": client._exception_body(obj)}
     if isinstance(obj, types.ModuleType):
         name = obj.__name__
         if name.partition(".")[0] in sys.stdlib_module_names:

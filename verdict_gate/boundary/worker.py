@@ -88,6 +88,7 @@ _UNARY: dict[str, Any] = {
     "__complex__": complex, "__round__": round, "__copy__": copy.copy, "__vars__": lambda o: dict(vars(o)),
     "__pickle__": lambda o: pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL),
     "__dir__": lambda o: sorted(str(n) for n in dir(o)),
+    "__idhash__": object.__hash__,  # the object's identity, for the hash of a handle of an unnamed class
 }
 
 
@@ -162,6 +163,8 @@ class OracleRef:
                 return self._vg_info["n"][name]
             if name == "__signature__" and "call" in (self._vg_info.get("c") or ()):
                 return _signature(self._vg("signature"))  # inspect.signature() of a callback
+            if name == "__dict__":  # the instance's own dict, linked (functools.cached_property writes it)
+                return self._vg("vars")
             raise AttributeError(f"an oracle object exposes no {name!r} across the isolation boundary")
         return self._vg("getattr", name=name)
 
@@ -260,11 +263,23 @@ _SPECIAL: dict[str, dict[str, Any]] = {
 _REF_CLASSES: dict[frozenset[str], type] = {}
 
 
+class _Named:
+    """``__doc__`` and ``__module__`` of an oracle reference: its object's (``functools.wraps`` copies them)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return None
+        return (object.__getattribute__(instance, "_vg_info").get("n") or {}).get(self.name)
+
+
 def _ref_class(caps: frozenset[str]) -> type:
     """The :class:`OracleRef` class with the special methods of ``caps`` (cached)."""
     cls = _REF_CLASSES.get(caps)
     if cls is None:
-        ns: dict[str, Any] = {"__slots__": ()}
+        ns: dict[str, Any] = {"__slots__": (), "__doc__": _Named("__doc__"), "__module__": _Named("__module__")}
         for cap in sorted(caps):
             ns.update(_SPECIAL.get(cap, {}))
         cls = _REF_CLASSES[caps] = type("OracleRef", (OracleRef,), ns)
@@ -393,6 +408,8 @@ class Worker:
         cls = type(value)
         if isinstance(value, OracleRef):
             return {"o": value._vg_id}
+        if isinstance(value, BaseException):  # an exception as a value (a handler's argument): as data
+            return {"xv": self.exception(value)}
         if isinstance(value, type):
             if issubclass(value, BaseException):
                 return {"x": codec.mro_names(value)}
@@ -546,15 +563,14 @@ class Worker:
         changed, dropped = [], []
         for lid in list(self.links):
             copy_ = self.links[lid]
+            tree = self.encode(copy_, top=False)
+            text = codec.dumps(tree)
+            if text != self.link_state.get(lid):  # its last changes go first, even if it is let go now
+                changed.append([lid, tree])
+                self.link_state[lid] = text
             if sys.getrefcount(copy_) <= 3:  # the table, this name, the call: nothing of the candidate's
                 del self.links[lid], self.link_of[id(copy_)], self.link_state[lid]
                 dropped.append(lid)
-                continue
-            tree = self.encode(copy_, top=False)
-            text = codec.dumps(tree)
-            if text != self.link_state.get(lid):
-                changed.append([lid, tree])
-                self.link_state[lid] = text
         if changed:
             frame["sync"] = changed
         if dropped:
@@ -611,6 +627,8 @@ class Worker:
             return self._make("h", p["c"])[p["n"]]
         if tag == "x":
             return self._resolve_ref(p[0])
+        if tag == "xv":
+            return self._exception(p)
         if tag == "mod":
             return importlib.import_module(p)
         raise codec.ProtocolError(f"unknown tag {tag!r}")

@@ -164,6 +164,9 @@ def the_thing():
 def peek(obj, name):
     return getattr(obj, name)
 
+def store_via(get, key):
+    get()[key] = key * 10
+
 def forge(ref, do, name):
     """What a hostile worker can ask about an oracle object it holds: anything the worker-side
     proxy would refuse, asked of the oracle directly."""
@@ -619,3 +622,17 @@ def test_records_of_an_imported_candidate_module(client: proxy.Client, monkeypat
     monkeypatch.setitem(sys.modules, "calc.lib", imported)
     assert imported.Money(5, "EUR") == imported.Money(5, "EUR")
     assert type(imported.Money(1, "X")).__module__ == "calc.lib"
+
+
+class Shelf:
+    """A test's own class handing its dict to candidate code through a callback, call after call."""
+
+    def __init__(self) -> None:
+        self.store: dict[int, int] = {}
+
+
+def test_a_container_a_callback_returns_keeps_the_candidates_changes(lib: Any) -> None:
+    shelf = Shelf()
+    for k in range(3):  # each call: the candidate reads the dict through the callback, writes it, lets go
+        lib.store_via(lambda: shelf.store, k)
+    assert shelf.store == {0: 0, 1: 10, 2: 20}

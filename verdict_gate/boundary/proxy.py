@@ -620,16 +620,12 @@ class Client:
             frame["sync"] = changed
 
     def _sync_in(self, frame: dict[str, Any]) -> None:
-        """The worker's word on linked containers: which it kept, their new states, which it let go."""
+        """The worker's word on linked containers: which it kept, their new states, then which it let go (its
+        last changes first)."""
         for lid in frame.get("kept") or ():
             value = self.offered.get(lid) if type(lid) is int else None
             if value is not None:
                 self.links[lid], self.link_of[id(value)] = value, lid
-        for lid in frame.get("unlink") or ():
-            value = self.links.pop(lid, None) if type(lid) is int else None
-            self.link_state.pop(lid, None)
-            if value is not None and self.link_of.get(id(value)) == lid:
-                del self.link_of[id(value)]
         for lid, tree in frame.get("sync") or ():
             value = self.links.get(lid) if type(lid) is int else None
             if value is None:
@@ -643,6 +639,11 @@ class Client:
                 value.clear()
                 value.update(new)
             self.link_state[lid] = codec.dumps(tree)
+        for lid in frame.get("unlink") or ():
+            value = self.links.pop(lid, None) if type(lid) is int else None
+            self.link_state.pop(lid, None)
+            if value is not None and self.link_of.get(id(value)) == lid:
+                del self.link_of[id(value)]
 
     def call(self, target: dict[str, Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Call a candidate callable; lists, dicts, sets and bytearrays passed to it are changed here in

@@ -396,13 +396,19 @@ class Worker:
         qualname = getattr(obj, "__qualname__", None)
         if type(module) is not str or type(qualname) is not str or "<" in qualname:
             return None
-        found = sys.modules.get(module) if module != "builtins" else __import__("builtins")
+        home = sys.modules.get(module) if module != "builtins" else __import__("builtins")
+        found = home
         try:
             for part in qualname.split("."):
                 found = getattr(found, part)
         except Exception:
-            return None
-        return [module, qualname] if found is obj else None
+            found = None
+        if found is obj:
+            return [module, qualname]
+        name = getattr(obj, "__name__", None)  # a module-level alias of a bound method: random.choice
+        if type(name) is str and name.isidentifier() and getattr(home, name, None) is obj:
+            return [module, name]
+        return None
 
     def _record(self, value: Any) -> Any:
         cls = type(value)

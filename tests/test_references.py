@@ -636,3 +636,13 @@ def test_a_container_a_callback_returns_keeps_the_candidates_changes(lib: Any) -
     for k in range(3):  # each call: the candidate reads the dict through the callback, writes it, lets go
         lib.store_via(lambda: shelf.store, k)
     assert shelf.store == {0: 0, 1: 10, 2: 20}
+
+
+def test_an_oracle_object_answers_only_what_its_type_defines(lib: Any) -> None:
+    def numbers() -> Any:
+        yield from range(3)
+
+    gen = numbers()
+    # a generator is not callable (every class is, through type: that must not make its instances so)
+    assert lib.apply(callable, gen) is False
+    assert lib.consume(gen) == [0, 1, 2]

@@ -829,14 +829,15 @@ def _pack_class(obj: Any, client: Client) -> bool:
 
 
 def _caps(obj: Any) -> list[str]:
-    """The operations an oracle object answers (its type's special methods)."""
-    t = type(obj)
+    """The operations an oracle object answers: the special methods its type defines (looked up in the type's
+    own method resolution order: ``hasattr(type(obj), "__call__")`` is true of every class, through ``type``)."""
+    defined = {name for c in type.__dict__["__mro__"].__get__(type(obj)) for name in vars(c)}
     caps = [cap for cap, name in (("call", "__call__"), ("iter", "__iter__"), ("next", "__next__"),
                                   ("len", "__len__"), ("getitem", "__getitem__"), ("setitem", "__setitem__"),
                                   ("delitem", "__delitem__"), ("contains", "__contains__"),
                                   ("index", "__index__"), ("int", "__int__"), ("float", "__float__"),
                                   ("enter", "__enter__"))
-            if hasattr(t, name)]
+            if name in defined]
     if isinstance(obj, type):
         caps.append("type")
     return caps
@@ -1102,13 +1103,8 @@ class Handle:
         return self._vg_op("__round2__", ndigits[0]) if ndigits else self._vg_op("__round__")
 
     def __hash__(self) -> int:
-        if not self._vg_named():
-            # Never the candidate's hash (which could be an oracle value's): the object's identity in the
-            # worker, stable while it lives there whatever handle stands for it here.
-            found = self._vg_desc.get("idhash")
-            if type(found) is not int:
-                found = self._vg_desc["idhash"] = self._vg_checked("__idhash__", int)
-            return found
+        # The candidate's own hash: a handle that hashes like an oracle value still never equals it (its
+        # __eq__ against plain values fails for a class the oracle never named), so no lookup can be fooled.
         return self._vg_checked("__hash__", int)
 
     def __contains__(self, item: Any) -> bool:

@@ -88,7 +88,6 @@ _UNARY: dict[str, Any] = {
     "__complex__": complex, "__round__": round, "__copy__": copy.copy, "__vars__": lambda o: dict(vars(o)),
     "__pickle__": lambda o: pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL),
     "__dir__": lambda o: sorted(str(n) for n in dir(o)),
-    "__idhash__": object.__hash__,  # the object's identity, for the hash of a handle of an unnamed class
 }
 
 

@@ -50,38 +50,35 @@ MISSING = "missing"  # a node one side ran and the other did not
 # failed to import; the run's, for a lost run). A cause without a pattern is only ever given by hand in
 # limits.yaml, for a node whose message names nothing (``--write-limits`` keeps it there).
 CAUSES: list[tuple[str, str | None, str]] = [
-    ("param_id", r"^<param id>", "a parametrize id differs under the gate (a candidate object as a parameter "
-                                 "gets pytest's generic id, e.g. func16 instead of bump_build)"),
+    ("param_id", r"^<param id>", "a parametrize id differs under the gate"),
     ("lost_run", r"^<lost run>", "the property's run was lost (timeout, crash, isolation unavailable): no node"),
-    ("codec_cap", r"nested deeper than|larger than \d+ items", "a value over the codec's depth or size cap"),
-    ("callback", r"a (builtins\.(function|method|builtin_function_or_method|type|method-wrapper|classmethod|"
-                 r"staticmethod)|functools\.\w+|operator\.\w+) of the oracle cannot",
-     "a callable passed into candidate code (a lambda, a key function, a bound method, a class as a factory)"),
-    ("oracle_value", r"NotCrossable|cannot be passed to candidate code across the isolation boundary",
-     "an oracle value the worker cannot receive by value (an iterator, a generator, a range, a slice, "
-     "a namespace, a lock, a file, an object of a test's own class)"),
-    ("subclass", r"'str' object has no attribute '(request|call)'", "a test class subclassing a candidate class"),
-    ("operator", r"not supported between instances of|unsupported operand|unhashable type: 'Handle'|"
-                 r"assert <candidate [^\n]*> == |== <candidate",
-     "a candidate object compared with or combined with a plain value (operators of named classes)"),
-    ("repr", r"'<candidate |\"<candidate ", "repr()/str() of a candidate object is the handle's "
-                                            "(<candidate CLASS: ...>), not the object's own"),
-    ("identity", r"> is (not )?<|\bis <candidate", "identity (is) of a candidate object across calls"),
-    ("handle_attribute", r"'Handle' object has no attribute",
-     "an attribute of a handle of a standard-library object the candidate returned (argparse.Namespace)"),
-    ("warnings", r"DID NOT WARN|Warning not triggered", "warnings raised in candidate code never reach "
-                                                        "pytest.warns / assertWarns"),
-    ("base_exception", r"CandidateBaseException", "SystemExit, KeyboardInterrupt, GeneratorExit raised by "
-                                                  "candidate code arrive as CandidateBaseException"),
-    ("introspection", r"_verdict_gate_boundary|AttributeError: __(dict|name|qualname|doc|module|wrapped)__$",
-     "introspection of a candidate object (__dict__, __module__, doctest of a candidate module)"),
-    ("isinstance", r"is not an instance of", "isinstance of a candidate object against a builtin class "
-                                             "(a tuple subclass is not a tuple)"),
-    ("pickle", r"pickle", "pickling or copying a candidate object"),
-    ("output", None, "what candidate code prints never reaches capsys/capfd"),
-    ("exception_state", None, "a candidate exception's .args, __cause__ or __suppress_context__ change on the way"),
-    ("module_state", None, "an oracle change to a candidate module's global (inflection.UNCOUNTABLES.add) "
-                           "does not reach the worker"),
+    ("codec_cap", r"nested deeper than|larger than \d+ items", "a value over the codec's depth (1,000) or size cap"),
+    ("pickle_oracle_side", r"PicklingError|No module named 'test_|import of module 'properties",
+     "pickling a candidate object whose class or contents are the oracle's (a test's subclass of a candidate "
+     "class, an oracle function inside a curry): the worker pickles it and cannot import the test module"),
+    ("code_object", r"AttributeError: __code__", "a candidate function's code object (__code__: a test that "
+                                                 "patches or runs a module's main)"),
+    ("doctest", r"AttributeError: __test__", "doctests of a candidate module (doctest walks the module's objects "
+                                             "in the oracle process)"),
+    ("signature_property", r"no signature found for an oracle callable",
+     "inspect.signature of an oracle class whose __signature__ is a property (inspect in the worker sees a "
+     "reference, not the class)"),
+    ("process_pool", r"object of type 'generator' has no len", "an oracle multiprocessing pool's map handed to "
+                                                               "candidate code"),
+    ("mapping_subclass", r"'int' object is not iterable", "a test's own Mapping class merged by candidate code "
+                                                          "(toolz merge_with over a non-dict mapping)"),
+    ("class_dunder", r"has no attribute '__wrapped__'", "a dunder attribute of a candidate class read by the test "
+                                                        "(Compose.__wrapped__)"),
+    ("held_between_calls", None, "a container candidate code reaches through an oracle callback on every call and "
+                                 "keeps inside a wrapper (cachetools' cachedmethod and cached classmethods on a "
+                                 "plain dict): the two copies are in step at every frame, but the wrapper's own "
+                                 "reference is the worker's copy, so identity checks and clears through it differ"),
+    ("pickle_state", None, "a pickled candidate key that carries a cached hash (cachetools' _HashedTuple): the "
+                           "value crosses, its cache does not"),
+    ("instance_module", None, "__module__ of a candidate object that answers its own (toolz's curry): a handle "
+                              "reads its class's module"),
+    ("module_alias", None, "a candidate package re-exported under another name (tlz re-exports toolz): two "
+                           "proxy modules, not one module object"),
     ("other", None, "not classified yet: read the message"),
 ]
 

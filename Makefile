@@ -48,7 +48,7 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m fast -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -q -m "fast and not slow" -n $(PYTEST_WORKERS) --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

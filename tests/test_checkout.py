@@ -216,6 +216,7 @@ def test_a_change_through_a_link_is_named_with_its_fix(tmp_path, monkeypatch):
                        f"you), `git -C {repo} checkout -- fixtures/a.txt` restores the committed bytes"]
 
 
+@pytest.mark.slow
 def test_a_dirty_fixture_in_the_work_tree_is_not_what_the_gate_scores(example_repo, tmp_path, monkeypatch):
     """End to end: the work tree's uncommitted edit of a fixture the candidate reads (tax rates) is not
     linked into the tree the gate scores; the committed rates are, and the verdicts are the clean run's."""
@@ -305,6 +306,7 @@ def test_unverified_names_links_whose_digested_bytes_are_not_the_blob(tmp_path, 
         assert checkout.unverified(made.linked, {}) == sorted(made.linked)  # nothing read: nothing proven
 
 
+@pytest.mark.slow
 def test_an_edit_that_keeps_size_and_mtime_is_not_scored(example_repo, tmp_path, monkeypatch):
     """End to end (found by a red-team run): the candidate commits a wrong tax rate; the work tree gets the
     right rate back with the same size and mtime, which git's index does not notice without ctime. The

@@ -485,6 +485,7 @@ def read_outputs(out: Path, proc) -> str:
     return proc.stdout + proc.stderr + "".join(p.read_text() for p in out.iterdir() if p.is_file())
 
 
+@pytest.mark.slow
 def test_run_with_an_artifact_pack_records_it_and_never_shows_the_token(example_repo, tmp_path, repo_pack_tgz):
     with FakeGitHub() as gh:
         run, art = artifact(gh, zip_bytes({"oracle-pack.tar.gz": repo_pack_tgz}))
@@ -532,6 +533,7 @@ def test_run_with_a_failing_api_exits_2_without_the_token(example_repo, tmp_path
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_replay_takes_the_pack_options(example_repo, tmp_path, pack_tgz):
     with FakeGitHub() as gh:
         url = gh.put_blob("/oracle-pack.tar.gz", pack_tgz)

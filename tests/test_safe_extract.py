@@ -169,6 +169,7 @@ def test_zip_refuses_a_file_where_a_directory_entry_is(tmp_path):
 # --- bombs ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tar_with_100000_tiny_members_is_refused_at_the_member_cap(tmp_path):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
@@ -182,6 +183,7 @@ def test_tar_with_100000_tiny_members_is_refused_at_the_member_cap(tmp_path):
     assert time.monotonic() - started < 2.0  # stops at the cap, never walks the whole archive
 
 
+@pytest.mark.slow
 def test_zip_with_100000_tiny_members_is_refused_with_the_default_cap(tmp_path):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:

@@ -160,6 +160,7 @@ def test_render_all_still_validates() -> None:
     assert set(files) >= {"verdicts.json", "results.sarif", "summary.md"}
 
 
+@pytest.mark.slow
 def test_json_format_on_the_command_line(example_repo: Path, tmp_path: Path) -> None:
     from conftest import cli, commit_all
 

@@ -91,6 +91,7 @@ def test_a_kept_work_directory_is_unmarked_and_survives_the_next_gate(tmp_path: 
     assert kept.is_dir() and not fresh.exists()
 
 
+@pytest.mark.slow
 def test_the_dirs_of_a_gate_killed_mid_run_go_with_the_next_run(example_repo: Path, tmp_path: Path) -> None:
     """A real gate, SIGKILLed while its worktrees exist, leaves them; the next run removes them."""
     temp = tmp_path / "tmp"

@@ -1,18 +1,20 @@
-"""The gate against plain pytest on the same property files (issues 8, 10, 13), as ratios in one run.
+"""The gate against plain pytest on the same property files (issues 8, 10, 13, 22), as ratios in one run.
 
-Reproduce:  .venv/bin/python benchmarks/bench_suite.py [--sizes 10 200 2000] [--hypothesis-share 0.3] [--jobs 1 2]
+Reproduce:  .venv/bin/python benchmarks/bench_suite.py [--sizes 10 200 2000] [--hypothesis-share 0.3]
+            [--jobs default 1 2] [--per-file 1] [--fresh-examples N] [--isolation LEVEL]
 
-For each size N, benchmarks/gen_suite.py writes a repository with N one-file properties (a share
-of seeded Hypothesis properties at 50 examples, the rest plain examples); then, alternating, it
-times `verdict-gate run` (isolation `sandbox`, the default; once per `--jobs` value) and plain
+For each size N, benchmarks/gen_suite.py writes a repository with N properties (a share of seeded
+Hypothesis properties at 50 examples, the rest plain examples), one per file or `--per-file` K to a
+file (each test its own property); then, alternating, it times `verdict-gate run` (once per
+`--jobs` value; `default` passes no `--jobs`: the gate's default, the core count) and plain
 `python -m pytest -q -p no:cacheprovider oracle/properties` with `PYTHONPATH=src` in one process,
 with `PYTHONDONTWRITEBYTECODE=1` (as on a fresh checkout, pytest rewrites every test module each run),
 and `pytest -n 2` when pytest-xdist is installed. Each figure is the median wall time of
 `--repeat` runs (seconds, time.perf_counter around the whole process); the ratio is gate/pytest.
-The catalog sets `fresh_examples: 0` so both sides draw the same examples (fresh examples are
-extra draws plain pytest never makes; see docs/design.md §8.3).
+The catalog is the product's defaults (isolation `sandbox`, `fresh_examples` 100: extra draws from
+a fresh seed that plain pytest never makes, docs/design.md §8.3) unless `--fresh-examples` or
+`--isolation` say otherwise.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -49,7 +51,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200, 2000])
     parser.add_argument("--hypothesis-share", type=float, default=0.3)
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--jobs", nargs="+", default=["default"], help="gate --jobs values, or default (none given)")
+    parser.add_argument("--per-file", type=int, default=1, help="properties per test file (default 1)")
+    parser.add_argument("--fresh-examples", type=int, default=None, help="the catalog's (default: the gate's, 100)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--isolation", choices=["sandbox", "process", "none"], default=None,
                         help="the catalog's isolation level (default: the gate's, sandbox)")
@@ -60,8 +64,9 @@ def main() -> int:
           + (f" {'xdist -n2 s':>11}" if xdist else ""))
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            repo = _gen().generate(Path(tmp) / "suite", size, args.hypothesis_share, fresh_examples=0,
-                                   isolation=args.isolation)
+            repo = _gen().generate(Path(tmp) / "suite", size, args.hypothesis_share,
+                                   fresh_examples=args.fresh_examples, isolation=args.isolation,
+                                   per_file=args.per_file)
             plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "oracle/properties"]
             # As on a fresh CI checkout: no bytecode of the test modules is kept between runs, so
             # pytest rewrites them every run, as the gate does (its pack is a fresh copy each run).
@@ -75,7 +80,8 @@ def main() -> int:
                     out = Path(tmp) / f"out{j}"
                     figures[f"gate{j}"].append(timed([python, "-m", "verdict_gate", "run", "--repo", str(repo),
                                                       "--base", "main", "--pack", "git:main:oracle",
-                                                      "--out", str(out), "--jobs", str(j)], repo))
+                                                      "--out", str(out),
+                                                      *(["--jobs", str(j)] if j != "default" else [])], repo))
                 if xdist:
                     figures["xdist"].append(timed([*plain, "-n", "2"], repo, env))
             base = statistics.median(figures["pytest"])

@@ -1,11 +1,13 @@
 """Generate a gateable repository with N one-file properties (for benchmarks and the scale test).
 
 Reproduce:  .venv/bin/python benchmarks/gen_suite.py DIR --properties 2000 [--hypothesis-share 0.3]
+            [--per-file 100]
 
 The repository has `src/calc.py` (a few pure functions), `oracle/` with one property per file
 under `oracle/properties/` (`test_p0000.py` …): a share of seeded Hypothesis properties at 50
 examples (`kind: property`), the rest plain examples (`kind: example`), the catalog and the
-manifest. `main` holds it; branch `candidate` adds a harmless commit, so
+manifest. With `--per-file K`, K test functions share a file (`test_f000.py` …), each its own
+property (the catalog's `node:`). `main` holds it; branch `candidate` adds a harmless commit, so
 `verdict-gate run --repo DIR --base main --pack git:main:oracle` promotes it.
 """
 
@@ -38,6 +40,12 @@ def test_p{i:04d}():
     assert mul({i}, 2) == {i} * 2
 '''
 
+HEADER = '''from hypothesis import given, settings, strategies as st
+from calc import add, clamp, mul
+
+
+'''
+
 HYPOTHESIS = '''from hypothesis import given, settings, strategies as st
 from calc import clamp
 
@@ -58,7 +66,7 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_examples: int | None = None,
-             isolation: str | None = None) -> Path:
+             isolation: str | None = None, per_file: int = 1) -> Path:
     """Write and commit the repository; returns ``repo``. ``fresh_examples`` and ``isolation`` set the
     catalog's (``None``: the gate's default)."""
     (repo / "src").mkdir(parents=True)
@@ -73,11 +81,19 @@ def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_e
         catalog.append(f"isolation: {isolation}")
     catalog.append("properties:")
     every = round(1 / hypothesis_share) if hypothesis_share > 0 else 0
+    files: dict[str, list[str]] = {}
     for i in range(properties):
         seeded = every and i % every == 0
-        (props_dir / f"test_p{i:04d}.py").write_text((HYPOTHESIS if seeded else EXAMPLE).format(i=i + 1))
-        catalog += [f"  - id: prop.p{i:04d}", f"    oracle: properties/test_p{i:04d}.py",
+        text = (HYPOTHESIS if seeded else EXAMPLE).format(i=i + 1)
+        name = f"test_p{i:04d}.py" if per_file == 1 else f"test_f{i // per_file:03d}.py"
+        files.setdefault(name, []).append(text if per_file == 1 else text.split("\n\n\n", 1)[1])
+        catalog += [f"  - id: prop.p{i:04d}", f"    oracle: properties/{name}",
                     f"    kind: {'property' if seeded else 'example'}"]
+        if per_file > 1:
+            catalog.append(f"    node: test_p{i + 1:04d}")
+    for name, parts in files.items():
+        head = "" if per_file == 1 else HEADER
+        (props_dir / name).write_text(head + "\n\n".join(parts))
     (repo / "oracle" / "catalog.yaml").write_text("\n".join(catalog) + "\n")
     (repo / "oracle" / "freeze_ledger.json").write_text(json.dumps({"version": 1, "freezes": []}) + "\n")
     subprocess.run([sys.executable, "-m", "verdict_gate", "manifest", "write", str(repo / "oracle")], check=True,
@@ -99,8 +115,9 @@ def main() -> int:
     parser.add_argument("--hypothesis-share", type=float, default=0.3)
     parser.add_argument("--fresh-examples", type=int, default=None)
     parser.add_argument("--isolation", choices=["sandbox", "process", "none"], default=None)
+    parser.add_argument("--per-file", type=int, default=1, help="test functions per file (default 1)")
     args = parser.parse_args()
-    generate(args.dir, args.properties, args.hypothesis_share, args.fresh_examples, args.isolation)
+    generate(args.dir, args.properties, args.hypothesis_share, args.fresh_examples, args.isolation, args.per_file)
     print(f"{args.dir}: {args.properties} properties")
     return 0
 

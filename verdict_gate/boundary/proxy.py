@@ -10,8 +10,9 @@ candidate's code never executes in the oracle process. What comes back:
 
 - plain values (exact builtin types, and the standard library's value types) as themselves;
 - dataclass, named tuple and attrs instances as local frozen *records* of a mirror class that
-  compare by value here, on every field; calling the mirror class constructs in the worker and gives
-  a record of exactly that class built from the oracle's arguments;
+  compare by value here (the fields the class compares, and every field the oracle gave); calling the
+  mirror class constructs in the worker and gives a record of exactly that class built from the oracle's
+  arguments;
 - enum members as :class:`EnumMember` records (equal by class and name; an alias is flagged);
 - exception classes as local mirror classes ranked like the candidate's (``pytest.raises`` works);
 - anything else as a :class:`Handle`: attribute reads, calls, ``len``, iteration, indexing and
@@ -1521,7 +1522,8 @@ class _RecordMeta(type):
         values = [given.get(name, getattr(built, name) if cls._vg_kind != "nt" else built[i])
                   for i, name in enumerate(fields)]
         held = built.__dict__.get("_vg_handle") if hasattr(built, "__dict__") else None
-        return _build_record(cls, values, held[0] if held else None, held[1] if held else client.generation)
+        return _build_record(cls, values, held[0] if held else None, held[1] if held else client.generation,
+                             given)
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return type.__instancecheck__(cls, obj) or _is_instance(obj, cls._vg_desc)
@@ -1654,24 +1656,26 @@ def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception, *, or
 
 def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     """The mirror class of a candidate dataclass, named tuple or attrs class (cached by name and fields).
-    It compares by value on every field (a candidate's ``field(compare=False)`` would make unequal records
-    equal in the oracle's assertions)."""
+    It compares by value on the fields the class compares, and on every field the oracle gave when it built
+    either record (:func:`_record_eq`)."""
     kind, fields = desc.get("rk"), [str(f) for f in desc.get("f") or []]
+    uncompared = frozenset(str(f) for f in desc.get("nc") or [] if f in fields)
     module, qualname = (str(x) for x in desc["t"][0])
-    key = ("record", id(client), module, qualname, kind, tuple(fields))
+    key = ("record", id(client), module, qualname, kind, tuple(fields), tuple(sorted(uncompared)))
     cls = _MIRRORS.get(key)
     if cls is None:
         name = qualname.rsplit(".", 1)[-1]
         # Built under a module name of its own: dataclasses reads the class's module's namespace, which for a
         # candidate module would be a request to the worker (and its records, and so on); renamed after.
         ns: dict[str, Any] = {"__module__": __name__, "__qualname__": qualname, "_vg_kind": kind,
-                              "__getattr__": _record_getattr}
+                              "_vg_uncompared": uncompared, "__getattr__": _record_getattr}
         if kind == "nt":
             base = collections.namedtuple(name, fields, rename=True, module=__name__)  # type: ignore[misc]
             cls = _RecordMeta(name, (base,), ns)
         else:
             ns["__annotations__"] = {f: Any for f in fields}
-            cls = dataclasses.dataclass(frozen=True, eq=True, repr=True)(_RecordMeta(name, (), ns))  # type: ignore[arg-type]
+            ns["__eq__"], ns["__hash__"] = _record_eq, _record_hash
+            cls = dataclasses.dataclass(frozen=True, eq=False, repr=True)(_RecordMeta(name, (), ns))  # type: ignore[arg-type]
         cls.__module__ = module
         _MIRRORS[key] = cls
     cls._vg_client, cls._vg_desc, cls._vg_gen = client, desc, generation  # type: ignore[attr-defined]
@@ -1679,16 +1683,37 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     return cls
 
 
-def _build_record(cls: type, values: list[Any], handle: int | None, generation: int) -> Any:
+def _build_record(cls: type, values: list[Any], handle: int | None, generation: int,
+                  given: Iterable[str] = ()) -> Any:
     if cls._vg_kind == "nt":  # type: ignore[attr-defined]
         obj: Any = tuple.__new__(cls, values)
     else:
         obj = object.__new__(cls)
         for f, v in zip(cls.__dataclass_fields__, values, strict=True):  # type: ignore[attr-defined]
             object.__setattr__(obj, f, v)
+        if given:
+            object.__setattr__(obj, "_vg_given", frozenset(given))
     if handle is not None:
         object.__setattr__(obj, "_vg_handle", (handle, generation))
     return obj
+
+
+def _record_eq(self: Any, other: Any) -> Any:
+    """Equality of two records of one class: the fields the class compares, as in plain Python, and also
+    every field the oracle gave when it built either of them. An expected value the property wrote,
+    ``Price(cents, "EUR")``, is compared on ``cents`` even if the candidate declares ``cents`` with
+    ``field(compare=False)``; a field the property never gave (an honest patch's new ``note`` that the class
+    leaves out of its equality) stays out of it (docs/design.md §8.1)."""
+    if type(other) is not type(self):
+        return NotImplemented
+    skip = type(self)._vg_uncompared - self.__dict__.get("_vg_given", frozenset()) \
+        - other.__dict__.get("_vg_given", frozenset())
+    return all(getattr(self, f) == getattr(other, f) for f in self.__dataclass_fields__ if f not in skip)
+
+
+def _record_hash(self: Any) -> int:
+    # Over the fields the class compares: records equal by _record_eq agree on those, so their hashes agree.
+    return hash(tuple(getattr(self, f) for f in self.__dataclass_fields__ if f not in type(self)._vg_uncompared))
 
 
 def _record_getattr(self: Any, name: str) -> Any:

@@ -473,11 +473,21 @@ class Worker:
             desc["rk"] = kind
             desc["f"] = self._field_names(cls, kind)
             desc["init"] = self._init_fields(cls, kind, desc["f"])
+            desc["nc"] = self._uncompared(cls, kind)
         if isinstance(cls, type) and issubclass(cls, enum.Enum):
             # Names that are aliases of another member (HIGH = "low" beside LOW = "low"): the oracle flags
             # them, a candidate must not collapse cases the oracle tells apart.
             desc["alias"] = sorted(n for n, m in cls.__members__.items() if m.name != n)[:1000]
         return desc
+
+    @staticmethod
+    def _uncompared(cls: type, kind: str) -> list[str]:
+        """The fields the class leaves out of its equality (``field(compare=False)``, attrs' ``eq=False``)."""
+        if kind == "dc":
+            return [f.name for f in dataclasses.fields(cls) if not f.compare]
+        if kind == "at":
+            return [str(a.name) for a in cls.__attrs_attrs__ if not a.eq]  # type: ignore[attr-defined]
+        return []
 
     @staticmethod
     def _init_fields(cls: type, kind: str, names: list[str]) -> list[str]:

@@ -139,11 +139,14 @@ RULES: dict[str, Rule] = {
         "here (neither bubblewrap nor Landlock with seccomp can fence a worker), the candidate worker could not "
         "start (an interpreter or a temp dir its own uid cannot reach), or its probe found a fence the method "
         "claims open. The property was not run under a lower level: the gate never downgrades silently, and the "
-        "outcome is incomplete (exit 4), not blocked.",
+        "outcome is incomplete (exit 4), not blocked. Also when a value or call could not cross the isolation "
+        "boundary (a documented limit of the boundary, such as pickling a candidate object that holds an oracle "
+        "object): the detail names the message and the oracle's line, and verdict-gate freeze refuses it.",
         "Run `verdict-gate doctor` where the gate runs: it starts a real worker and names each fence and the fix. "
         "Install bubblewrap, or give the worker Landlock and seccomp (Linux 5.13+), install the gate where the "
         "worker's own uid can run it (not under /root), keep TMPDIR traversable; or lower the property's "
-        "isolation through a reviewed catalog change for a candidate you trust."),
+        "isolation through a reviewed catalog change for a candidate you trust. For a boundary limit, set "
+        "`isolation: none` for that property or change the test (the README's \"What crosses the boundary\")."),
     "unfrozen_failure": Rule(
         "A failure beside the frozen one is not covered by any freeze.",
         "The property's run has several failures; at least one of them has no freeze of its own. A freeze "
@@ -154,7 +157,9 @@ RULES: dict[str, Rule] = {
     "new_failing_examples": Rule(
         "Examples that held on the base fail on the candidate.",
         "The frozen failure is reproduced, but examples that passed on the base revision now fail: the patch "
-        "broke more than the known failure.",
+        "broke more than the known failure. Also for a failing example drawn from the run's fresh seed that the "
+        "base replay never drew: it cannot be shown to fail on the base revision too, so it counts as new "
+        "(fail closed).",
         "Fix the regression; the message lists the examples.",
         flaky="a failing candidate's examples are compared only with base replay tries in its own state (tries "
         "that showed its flaky failures), so the flake showing on one side only is never taken for a regression; "

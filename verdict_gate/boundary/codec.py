@@ -560,3 +560,19 @@ def _dec(x: Any, make: Make, labels: dict[int, Any]) -> Any:
     if tag in ("r", "en", "x", "xv", "h", "mod", "o", "lk", "bv"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")
+
+
+def replace_in_place(container: Any, value: Any) -> None:
+    """Make ``container`` (a list, dict, set or bytearray) hold what ``value`` of the same type holds, in
+    place: a linked container's new state from the other side.
+
+    Raises:
+        ProtocolError: ``value`` is of another type.
+    """
+    if type(container) is not type(value):
+        raise ProtocolError("a linked container changed type")
+    if isinstance(container, (list, bytearray)):
+        container[:] = value
+    else:
+        container.clear()
+        container.update(value)

@@ -580,22 +580,15 @@ class Client:
     def _offer(self, value: Any) -> Any:
         """A call's argument: a list, dict, set or bytearray goes by value with a link id, so that if candidate
         code holds on to it (a cache it stores, a list a lazy iterator reads) the two stay in step."""
-        if type(value) not in (list, dict, set, bytearray) or len(value) > MAX_LINKED_ITEMS:
-            return self.encode(value)
-        lid = self.link_of.get(id(value))
-        if lid is not None and self.links.get(lid) is value:
-            return {"lk": lid}
-        lid = self.next_link
-        self.next_link += 1
-        tree = self.encode(value, top=False)
-        self.offered[lid] = value
-        self.link_state[lid] = codec.dumps(tree)
-        return {"lk": [lid, tree]}
+        return self._link(value, held=False)
 
     def _link_result(self, value: Any) -> Any:
         """A callback's result: a list, dict, set or bytearray of the oracle's (``self.cache`` of a test's own
         instance, read by candidate code) is linked at once, so the candidate's changes reach it; the worker
         lets it go when nothing of the candidate's holds it any more."""
+        return self._link(value, held=True)
+
+    def _link(self, value: Any, held: bool) -> Any:
         if type(value) not in (list, dict, set, bytearray) or len(value) > MAX_LINKED_ITEMS:
             return self.encode(value)
         lid = self.link_of.get(id(value))
@@ -604,7 +597,10 @@ class Client:
         lid = self.next_link
         self.next_link += 1
         tree = self.encode(value, top=False)
-        self.links[lid], self.link_of[id(value)] = value, lid
+        if held:  # linked now; an offered argument is linked when the worker says it kept it
+            self.links[lid], self.link_of[id(value)] = value, lid
+        else:
+            self.offered[lid] = value
         self.link_state[lid] = codec.dumps(tree)
         return {"lk": [lid, tree]}
 
@@ -631,14 +627,7 @@ class Client:
             value = self.links.get(lid) if type(lid) is int else None
             if value is None:
                 continue
-            new = decode(self, tree, self.generation)
-            if type(new) is not type(value):
-                raise codec.ProtocolError("a linked container changed type")
-            if isinstance(value, (list, bytearray)):
-                value[:] = new
-            else:
-                value.clear()
-                value.update(new)
+            codec.replace_in_place(value, decode(self, tree, self.generation))
             self.link_state[lid] = codec.dumps(tree)
         for lid in frame.get("unlink") or ():
             value = self.links.pop(lid, None) if type(lid) is int else None
@@ -2184,9 +2173,9 @@ class Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def candidate_names(python_path: Iterable[str], exclude: Iterable[str] = ()) -> set[str]:
-    """Top-level module names the candidate's directories provide (``x.py``, ``x/``, extension
-    modules), minus the standard library, modules already imported and ``exclude``."""
+def provided_names(python_path: Iterable[str]) -> set[str]:
+    """Top-level module names the candidate's directories provide (``x.py``, a directory ``x/`` holding a
+    ``.py`` or ``.so``, extension modules ``x.*.so``), minus the standard library's (never served)."""
     names: set[str] = set()
     for directory in python_path:
         try:
@@ -2206,8 +2195,14 @@ def candidate_names(python_path: Iterable[str], exclude: Iterable[str] = ()) -> 
                 names.add(name[:-3])
             elif (name.endswith(".so") or name.endswith(".pyd")) and name.split(".")[0].isidentifier():
                 names.add(name.split(".")[0])
-    blocked = set(sys.stdlib_module_names) | {n.partition(".")[0] for n in sys.modules} | set(exclude)
-    return {n for n in names if n not in blocked}
+    return names - set(sys.stdlib_module_names)
+
+
+def candidate_names(python_path: Iterable[str], exclude: Iterable[str] = ()) -> set[str]:
+    """The names the import hook serves: :func:`provided_names`, minus modules already imported and
+    ``exclude``."""
+    blocked = {n.partition(".")[0] for n in sys.modules} | set(exclude)
+    return {n for n in provided_names(python_path) if n not in blocked}
 
 
 def pack_module_names(pack_dir: str) -> set[str]:

@@ -596,7 +596,7 @@ class Worker:
         for lid, tree in frame.get("sync") or ():
             copy_ = self.links.get(lid)
             if copy_ is not None:
-                _replace(copy_, self.decode(tree))
+                codec.replace_in_place(copy_, self.decode(tree))
                 self.link_state[lid] = codec.dumps(tree)
 
     # -- decoding (oracle → worker) ---------------------------------------------------------------
@@ -1006,17 +1006,6 @@ def _by_value(tree: Any) -> bool:
         ((tag, p),) = tree.items()
         return tag in ("d", "s", "ba", "=") or (tag == "lk" and type(p) is list)
     return False
-
-
-def _replace(container: Any, value: Any) -> None:
-    """Make ``container`` hold what ``value`` holds, in place (a linked container's new state)."""
-    if type(container) is not type(value):
-        raise codec.ProtocolError("a linked container changed type")
-    if isinstance(container, (list, bytearray)):
-        container[:] = value
-    else:
-        container.clear()
-        container.update(value)
 
 
 # Immutable builtins whose subclasses cross by value, and how their true value is read (the builtin's own

@@ -18,37 +18,12 @@ import importlib.machinery
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from verdict_gate.boundary.proxy import pack_module_names
+from verdict_gate.boundary.proxy import pack_module_names, provided_names
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.errors import GateError
-
-
-def provided(directories: Iterable[Path]) -> set[str]:
-    """Top-level module names ``directories`` provide: ``x.py``, a directory ``x/`` holding a ``.py`` or
-    ``.so``, extension modules ``x.*.so``; without the standard library's names (the hook never serves
-    those)."""
-    names: set[str] = set()
-    for directory in directories:
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if entry.is_dir(follow_symlinks=False) and name.isidentifier():
-                try:
-                    if any(child.endswith((".py", ".so")) for child in os.listdir(entry.path)):
-                        names.add(name)
-                except OSError:
-                    pass
-            elif name.endswith(".py") and name[:-3].isidentifier():
-                names.add(name[:-3])
-            elif name.endswith((".so", ".pyd")) and name.split(".")[0].isidentifier():
-                names.add(name.split(".")[0])
-    return names - set(sys.stdlib_module_names)
 
 
 def imported_by(pack_dir: Path) -> set[str]:
@@ -113,7 +88,7 @@ def ambiguous(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | None = 
         return {}
     root = tree.resolve()
     dirs = [d for d in ((tree / entry).resolve() for entry in catalog.python_path) if d == root or root in d.parents]
-    candidates = (provided(dirs) & imported_by(pack_dir)) - pack_module_names(str(pack_dir))
+    candidates = (provided_names(str(p) for p in dirs) & imported_by(pack_dir)) - pack_module_names(str(pack_dir))
     if not candidates:
         return {}
     path = installed_paths([tree, pack_dir, *([repo] if repo is not None else [])])

@@ -47,7 +47,10 @@ if mode == "start":
 else:
     c = client(); c.start()
     c.request({"op": "import", "mod": "bench_cand"})
-    m = proxy.ProxyModule("bench_cand"); m.__dict__["_vg_client"] = c
+    if hasattr(proxy, "_client_of"):
+        m = proxy.ProxyModule("bench_cand", c)  # today's signature
+    else:
+        m = proxy.ProxyModule("bench_cand"); m.__dict__["_vg_client"] = c  # the baseline's
     for i in range(500):
         m.add(i, 1)
     times = []
@@ -87,7 +90,10 @@ def main() -> int:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(base), args.baseline],
                        check=True)
         try:
-            env = {**os.environ, "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")}
+            # As in a run: the oracle process writes its bytecode cache (a shell's PYTHONDONTWRITEBYTECODE would
+            # leave it empty, and every worker would compile the standard library afresh).
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
             trees = {"this tree": ROOT, f"baseline {args.baseline}": base}
             got: dict[str, dict[str, list[float]]] = {name: {"start": [], "call": []} for name in trees}
             methods: dict[str, str] = {}

@@ -12,6 +12,7 @@ import fractions
 import math
 import os
 import pathlib
+import subprocess
 import sys
 import textwrap
 import uuid
@@ -404,3 +405,30 @@ def test_the_worker_reads_the_oracles_bytecode_of_the_interpreter_and_no_other(c
             assert ops.bytecode_prefix() == sandbox.NO_BYTECODE
     finally:
         client.close()
+
+
+def test_the_oracle_compiles_the_workers_own_modules_into_its_cache_once(tmp_path: Path) -> None:
+    """A fenced worker reads the oracle's bytecode cache but never writes it: the oracle process compiles what
+    only the worker imports (worker.py, pickle …) there, so no worker start compiles them afresh; a stale
+    entry (its source changed) is compiled again, and a process that writes no bytecode writes none."""
+    cache = tmp_path / "cache"
+    code = ("import sys; from verdict_gate.boundary import sandbox; sandbox.warm_bytecode(sys.pycache_prefix); "
+            "sandbox.warm_bytecode(sys.pycache_prefix)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", code], check=True, env={**env, "PYTHONPYCACHEPREFIX": str(cache)})
+    for name in sandbox.WORKER_MODULES:
+        src = os.path.join(sandbox.HERE, f"{name}.py")
+        pyc = cache / src.lstrip("/").replace(".py", f".{sys.implementation.cache_tag}.pyc")
+        assert sandbox._fresh(str(pyc), src), name
+    pickle_pyc = next(cache.rglob(f"pickle.{sys.implementation.cache_tag}.pyc"))
+    assert sandbox._fresh(str(pickle_pyc), str(pickle_pyc).replace(str(cache), "", 1)
+                          .replace(f".{sys.implementation.cache_tag}.pyc", ".py"))
+    worker_pyc = cache / os.path.join(sandbox.HERE, "worker.py").lstrip("/")
+    worker_pyc = worker_pyc.with_name(f"worker.{sys.implementation.cache_tag}.pyc")
+    worker_pyc.write_bytes(worker_pyc.read_bytes()[:8] + bytes(8))  # as if worker.py had changed since
+    assert not sandbox._fresh(str(worker_pyc), os.path.join(sandbox.HERE, "worker.py"))
+    subprocess.run([sys.executable, "-c", code], check=True, env={**env, "PYTHONPYCACHEPREFIX": str(cache)})
+    assert sandbox._fresh(str(worker_pyc), os.path.join(sandbox.HERE, "worker.py"))
+    other = tmp_path / "other"
+    subprocess.run([sys.executable, "-B", "-c", code], check=True, env={**env, "PYTHONPYCACHEPREFIX": str(other)})
+    assert not other.exists()

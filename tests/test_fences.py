@@ -602,3 +602,24 @@ def test_probes_never_raise() -> None:
 def test_modules_import_as_package_too(name: str) -> None:
     module = importlib.import_module(f"verdict_gate.boundary.{name}")
     assert module.__file__ == str(LIB / f"{name}.py")
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(("method", "root", "own_uid", "userns", "metadata"), [
+    ("bwrap", True, True, True, False),     # as root, a uid of its own: it owns nothing outside its temp dir
+    ("bwrap", True, False, True, True),     # as root, mapped to root outside: owns every root-owned inode
+    ("bwrap", True, True, False, True),     # as root without a user namespace: root
+    ("bwrap", False, False, True, True),    # an ordinary user: mapped to the gate's own uid, which owns its files
+    ("landlock", True, True, None, False),  # as root, a uid of its own
+    ("landlock", False, False, None, True),  # an ordinary user: the gate's own uid
+])
+def test_a_worker_that_owns_files_outside_gets_file_metadata_calls_denied(monkeypatch, method, root, own_uid, userns,
+                                                                          metadata) -> None:
+    """Landlock does not fence chmod, chown, utimes or setxattr: a worker whose identity outside is the gate's
+    own uid or root (fence_chmod_host_devices in the corpus: the setuid bit on its inherited stderr file) gets
+    them denied by its seccomp filter."""
+    from verdict_gate.boundary import sandbox
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0 if root else 1000)
+    pol = sandbox.policy("sandbox", method, readonly=[], tmp="/tmp/x", cwd="/tmp", own_uid=own_uid, userns=userns)
+    assert pol.metadata is metadata

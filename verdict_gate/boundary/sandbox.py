@@ -565,7 +565,7 @@ def policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, c
         uid = worker_uid(generation=generation) if root and own and ns else None
         return Policy(level, method_name, claims_of(method_name), read=landlock_read(readonly, bytecode),
                       write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, uid=uid, userns=ns or not root,
-                      landlock="best-effort", seccomp="best-effort", metadata=root and uid is None, limits=lim,
+                      landlock="best-effort", seccomp="best-effort", metadata=uid is None, limits=lim,
                       probes=dict(probes or {}))
     if method_name == "landlock":
         uid = worker_uid(generation=generation) if root else None

@@ -12,8 +12,9 @@ What it does when active:
 
 - puts the candidate's ``python_path`` directories first on ``sys.path``;
 - keeps only the catalog's properties, grouped in catalog order;
-- forces Hypothesis to the recorded seed, no example database and no deadline, and
-  wraps each test's ``inner_test`` to count trials and hits and keep the last
+- forces Hypothesis to the recorded seed, no example database and no deadline, draws the
+  catalog's share of each property's ``max_examples`` from the run's fresh seed instead
+  (:func:`fresh_split`), and wraps each test's ``inner_test`` to count trials and hits and keep the last
   (shrunk) example as the counterexample;
 - provides the ``oracle_fixtures`` fixture (a read-only ``pathlib.Path``);
 - appends one JSON line per event to the results file: ``start`` before a property's
@@ -253,9 +254,12 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
     if shared is not None:  # parametrized items share one function: wrap it once
         shared["acc"] = acc
         return
-    holder: dict[str, Any] = {"acc": acc, "mode": "normal", "log": None, "node": item.nodeid}
-    current = getattr(func, "_hypothesis_internal_use_settings", None)
-    func._hypothesis_internal_use_settings = settings(current, database=None, deadline=None)
+    current = settings(getattr(func, "_hypothesis_internal_use_settings", None), database=None, deadline=None)
+    # The fresh examples are part of the property's own budget (docs/design.md §8.3): the recorded seed
+    # draws the rest, in every run of the property (run, replay, freeze), so base and candidate agree.
+    recorded, fresh = fresh_split(prop.get("fresh"), current.max_examples)
+    holder: dict[str, Any] = {"acc": acc, "mode": "normal", "log": None, "node": item.nodeid, "fresh": fresh}
+    func._hypothesis_internal_use_settings = settings(current, max_examples=recorded) if fresh else current
     inner = handle.inner_test
     if not hasattr(func, "_hypothesis_internal_database_key"):
         # Hypothesis keys its (unused: database=None) example database by a digest of the inner test's
@@ -318,6 +322,20 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
 
     counted._verdict_gate_holder = holder  # type: ignore[attr-defined]
     handle.inner_test = counted
+
+
+def fresh_split(fresh: int | str | None, budget: int) -> tuple[int, int]:
+    """``(recorded, fresh)``: how many of a property's ``budget`` examples (its Hypothesis
+    ``max_examples``) the recorded seed draws and how many the run's fresh seed draws.
+
+    ``fresh`` is the catalog's ``fresh_examples`` (docs/design.md §7): a count, or a percentage of the
+    budget as ``"20%"`` (rounded up); ``None`` or ``0`` draws none. The fresh share is at most half
+    the budget, so the recorded seed, whose failures are the ones scored outright, keeps the larger part.
+    """
+    percent = isinstance(fresh, str) and fresh.endswith("%")
+    wanted = -(-budget * int(str(fresh)[:-1]) // 100) if percent else int(fresh or 0)
+    share = max(0, min(wanted, budget // 2))
+    return budget - share, share
 
 
 MAX_LOG = 10_000  # examples kept per log; the results record and the evidence stay bounded
@@ -433,9 +451,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
             holder["node"] = pyfuncitem.nodeid
             if prop.get("example_log"):
                 _logging_pass(pyfuncitem, holder, acc.setdefault("example_log", []))
-            if prop.get("fresh_seed") is not None and prop.get("fresh_examples"):
+            if prop.get("fresh_seed") is not None and holder.get("fresh"):
                 _logging_pass(pyfuncitem, holder, acc.setdefault("fresh_log", []), seed=prop["fresh_seed"],
-                              max_examples=prop["fresh_examples"])
+                              max_examples=holder["fresh"])
     client = state["client"] if state is not None else None
     if client is not None:
         client.as_itself = True  # SystemExit, KeyboardInterrupt arrive as themselves inside a test's call

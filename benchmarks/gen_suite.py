@@ -65,7 +65,7 @@ def _git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True, env={**os.environ, **GIT_ENV})
 
 
-def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_examples: int | None = None,
+def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_examples: int | str | None = None,
              isolation: str | None = None, per_file: int = 1) -> Path:
     """Write and commit the repository; returns ``repo``. ``fresh_examples`` and ``isolation`` set the
     catalog's (``None``: the gate's default)."""
@@ -76,7 +76,7 @@ def generate(repo: Path, properties: int, hypothesis_share: float = 0.3, fresh_e
     (repo / "oracle" / "fixtures").mkdir()
     catalog = ["version: 1", "seed: 7", "pack_root: oracle", "python_path: [src]"]
     if fresh_examples is not None:
-        catalog.append(f"fresh_examples: {fresh_examples}")
+        catalog.append(f"fresh_examples: {json.dumps(fresh_examples)}")  # "20%" quoted, 0 as it is
     if isolation is not None:
         catalog.append(f"isolation: {isolation}")
     catalog.append("properties:")
@@ -113,7 +113,8 @@ def main() -> int:
     parser.add_argument("dir", type=Path, help="where to create the repository (must not exist)")
     parser.add_argument("--properties", type=int, default=2000)
     parser.add_argument("--hypothesis-share", type=float, default=0.3)
-    parser.add_argument("--fresh-examples", type=int, default=None)
+    parser.add_argument("--fresh-examples", default=None, type=lambda v: int(v) if v.isdigit() else v,
+                        help="the catalog's: a count or P%% (default: the gate's)")
     parser.add_argument("--isolation", choices=["sandbox", "process", "none"], default=None)
     parser.add_argument("--per-file", type=int, default=1, help="test functions per file (default 1)")
     args = parser.parse_args()

@@ -238,3 +238,21 @@ def test_a_look_alike_discard_on_large_inputs_cannot_cut_the_example_log_short(t
         "    return round(n / 2)\n" + ADD)})
     assert verdict(docs, "prop.half")[0] == "fail" and code == 1
     assert verdict(docs, "prop.half")[1] in ("unfrozen_failure", "new_failing_examples")
+
+
+def test_fresh_examples_are_drawn_out_of_the_property_budget_not_beside_it(tmp_path):
+    # docs/design.md §8.3: of max_examples 50, the default 20 % (10) come from the fresh seed and 40
+    # from the recorded one; a count works the same way; 0 leaves all 50 to the recorded seed.
+    prop = ("from hypothesis import given, settings, strategies as st\nfrom calc import add\n\n"
+            "@settings(max_examples=50)\n@given(a=st.integers(), b=st.integers())\n"
+            "def test_add(a, b):\n    assert add(a, b) == a + b\n")
+    files = {"src/calc.py": ADD, **{f"oracle/properties/test_{name}.py": prop for name in ("default", "count", "off")}}
+    props = [{"id": "prop.default", "oracle": "properties/test_default.py"},
+             {"id": "prop.count", "oracle": "properties/test_count.py", "fresh_examples": 5},
+             {"id": "prop.off", "oracle": "properties/test_off.py", "fresh_examples": 0}]
+    repo = project(tmp_path, files, props, [])
+    code, docs = gate(repo, tmp_path / "out", {"README.md": "docs only\n"})
+    runs = docs["runs.json"]["runs"]
+    drawn = {pid: (r["trials"], len(r["fresh_log"] or ())) for pid, r in runs.items()}
+    assert drawn == {"prop.default": (40, 10), "prop.count": (45, 5), "prop.off": (50, 0)}
+    assert runs["prop.off"]["fresh_seed"] is None and code == 0

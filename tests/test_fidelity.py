@@ -26,6 +26,10 @@ def test_a_real_suite_runs_under_the_gate_as_under_plain_pytest(project, tmp_pat
     record_property("fidelity", f"{row}  (gate {run.seconds:.1f} s, plain pytest {plain_s:.1f} s)")
     problems = harness.judge(comp, limits)
     assert not problems, f"{project.name}: {agree}/{plain_nodes} nodes agree\n" + "\n".join(problems)
+    if limits:
+        # Every documented limit is one `check` reports before anything is frozen.
+        reported = {node for nodes in harness.check_boundary(tmp_path / project.name).values() for node in nodes}
+        assert not set(limits) - reported, f"check does not report: {sorted(set(limits) - reported)}"
 
 
 def _comparison(pairs):

@@ -205,6 +205,18 @@ def run_gate(repo: Path, out: Path) -> GateRun:
     return GateRun(proc.returncode, took, nodes, messages, lost, files, proc.stderr)
 
 
+def check_boundary(repo: Path) -> dict[str, list[str]]:
+    """``verdict-gate check`` of the pack on the work tree (the honest candidate): per property, the test
+    nodes it reports as ending differently with no boundary (``boundary``)."""
+    proc = gate_cli("check", str(repo / "oracle"), "--repo", str(repo), "--format", "json")
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        raise RuntimeError(f"verdict-gate check exited {proc.returncode} without its document:\n"
+                           f"{proc.stderr[-3000:]}") from None
+    return {p["id"]: [b["node"] for b in p["boundary"]] for p in doc["properties"]}
+
+
 def plain_command(oracle: Path, files: list[str]) -> list[str]:
     """Plain pytest as docs/operating.md runs a pack by hand: no ini of the project, the pack as rootdir."""
     return [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(oracle), "-p", "no:cacheprovider",

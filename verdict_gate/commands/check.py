@@ -4,6 +4,11 @@ For an oracle author trying a pack before committing it: every property runs on 
 on a detached worktree of ``--rev``), and each is listed as held, as a failure set a freeze could
 forgive (with the commands that freeze it), or as a failure no freeze can forgive (it never reached
 the property's body: an import or collection error, a missing pytest fixture, zero hits).
+
+Then every property runs once more with no boundary (isolation ``none``: the tree's code imported into
+the oracle's pytest process, as plain pytest runs it), and each test node whose outcome the boundary
+changes is named (README, "What crosses the boundary"): a documented limit the gate would otherwise
+score, found before anything is frozen. ``--no-plain`` skips that run.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from typing import Any
 from verdict_gate.commands.common import add_pack_options, pack_options, progress
 
 EXIT_HELP = ("exit codes: 0 every property held or failed in a way a freeze could forgive, 1 a property cannot "
-             "run as it is (never reached its body, not collected, checked nothing), 2 usage or configuration "
-             "error, 3 the pack cannot be trusted.")
+             "run as it is (never reached its body, not collected, checked nothing, or the boundary changes a "
+             "test's outcome), 2 usage or configuration error, 3 the pack cannot be trusted.")
 
 
 def add_parser(sub: Any) -> None:
@@ -30,18 +35,23 @@ def add_parser(sub: Any) -> None:
     chk.add_argument("pack", metavar="PACK", help="oracle pack: a directory, an archive, git:REV:DIR, …")
     chk.add_argument("--repo", default=".", help="git repository (default: .)")
     chk.add_argument("--rev", default=None, help="run on this revision (default: the work tree as it is)")
+    chk.add_argument("--no-plain", action="store_true",
+                     help="skip the second run with no boundary (isolation none: the tree's code in the oracle's "
+                          "pytest process, as plain pytest runs it) that finds the tests whose outcome the "
+                          "boundary changes")
     add_pack_options(chk)
     chk.add_argument("--format", choices=["text", "json"], default="text",
                      help="text (default) or json: one document on stdout: {format, ok, revision, where, notes, "
                           "properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, "
-                          "freeze_command}]}")
+                          "freeze_command, boundary}]}; boundary: [{node, gate, plain}], the test nodes whose "
+                          "outcome differs with no boundary")
     chk.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.errors import EXIT_BLOCKED, EXIT_PROMOTED
 
-    report = check(Path(args.repo), args.pack, args.rev, pack_options(args))
+    report = check(Path(args.repo), args.pack, args.rev, pack_options(args), plain=not args.no_plain)
     if getattr(args, "format", "text") == "json":
         import json
 
@@ -67,6 +77,9 @@ class Checked:
         failures: one line per failure (its node, exception and counterexample).
         error: ``ExcType: message`` of what broke a property that cannot run.
         output_tail: the last lines of pytest's own output, for a lost process.
+        boundary: the test nodes whose outcome the boundary changes, as ``(node, gate, plain)``: the
+            outcome under the gate and with no boundary (pytest's words: ``passed``, ``failed``, …;
+            ``missing`` for a node one run did not report), from :func:`boundary_differences`.
     """
 
     id: str
@@ -78,6 +91,30 @@ class Checked:
     failures: tuple[str, ...] = ()
     error: str | None = None
     output_tail: tuple[str, ...] = ()
+    boundary: tuple[tuple[str, str, str], ...] = ()
+
+
+BOUNDARY_FIX = ("the boundary changes what this test shows (README, \"What crosses the boundary\"): rewrite the "
+                "test so it does not depend on it, leave the property out of the catalog, or set isolation: none "
+                "for it (the candidate then runs in the oracle's process: only for code you trust)")
+
+
+def boundary_differences(gate: Any, plain: Any) -> tuple[tuple[str, str, str], ...]:
+    """The test nodes whose outcome differs between ``gate`` and ``plain``, two run records of one
+    property (``nodes``: node id → pytest's outcome word), as ``(node, gate, plain)`` sorted by node.
+
+    A node only one record has is ``missing`` on the other side. Records without nodes (a lost run)
+    compare by status: ``("(the property)", gate status, plain status)`` when they differ. Nodes past a
+    record's cap (``nodes_more``) are not compared.
+    """
+    if gate is None or plain is None:
+        return ()
+    if gate.nodes is None or plain.nodes is None:
+        return () if gate.status == plain.status else (("(the property)", gate.status, plain.status),)
+    names = sorted(set(gate.nodes) | set(plain.nodes))
+    return tuple((n, gate.nodes.get(n, "missing"), plain.nodes.get(n, "missing")) for n in names
+                 if gate.nodes.get(n) != plain.nodes.get(n)
+                 and not ((gate.nodes_more or plain.nodes_more) and (n not in gate.nodes or n not in plain.nodes)))
 
 
 @dataclass(frozen=True)
@@ -93,7 +130,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return all(c.status == "pass" or c.would_freeze for c in self.properties)
+        return all((c.status == "pass" or c.would_freeze) and not c.boundary for c in self.properties)
 
     def lines(self) -> list[str]:
         """The text report, one block per property."""
@@ -115,7 +152,12 @@ class Report:
             else:
                 out.append(f"{c.id}: fails; a freeze would forgive {len(c.failures)} failure(s) ({c.signature}):")
                 out += [f"    {line}" for line in c.failures]
-                out.append("    to freeze on a protected revision: " + self.freeze_hint.format(id=c.id))
+                if not c.boundary:  # a failure the boundary made is never the project's to freeze
+                    out.append("    to freeze on a protected revision: " + self.freeze_hint.format(id=c.id))
+            if c.boundary:
+                out.append(f"{c.id}: {len(c.boundary)} test(s) end differently with no boundary; {BOUNDARY_FIX}")
+                out += [f"    {node}: {gate} under the gate, {plain} with no boundary"
+                        for node, gate, plain in c.boundary]
         return out + [f"note: {n}" for n in self.notes]
 
     def document(self) -> dict[str, Any]:
@@ -124,19 +166,23 @@ class Report:
                 "properties": [{"id": c.id, "ran": c.ran, "status": c.status, "would_freeze": c.would_freeze,
                                 "why_not": c.why_not, "signature": c.signature, "failures": list(c.failures),
                                 "error": c.error, "freeze_command": self.freeze_hint.format(id=c.id)
-                                if c.would_freeze else None} for c in self.properties],
+                                if c.would_freeze and not c.boundary else None,
+                                "boundary": [{"node": n, "gate": g, "plain": p} for n, g, p in c.boundary]}
+                               for c in self.properties],
                 "notes": list(self.notes)}
 
 
 FORMAT = "verdict-gate/check/v2"  # v2: per-property data (v1: the text lines)
 
 
-def check(repo: Path, source: str, rev: str | None, options: Any = None) -> Report:
+def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plain: bool = True) -> Report:
     """Run every property of the pack on ``rev`` (a detached worktree) or on the work tree (``None``).
 
     Returns the :class:`Report`: per property whether it ran, its status, whether a freeze would forgive
-    it and, if not, why.
+    it and, if not, why; with ``plain``, the properties are run again with no boundary (isolation
+    ``none``) and each test node whose outcome differs is named.
     """
+    import dataclasses
     from contextlib import nullcontext
 
     from verdict_gate import pack
@@ -158,11 +204,25 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None) -> Repo
             generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props})
+            bounded = [dataclasses.replace(prop, isolation="none") for prop in props if prop.isolation != "none"]
+            unbounded = None
+            if plain and bounded:
+                progress(f"running {len(bounded)} propert{'y' if len(bounded) == 1 else 'ies'} again with no "
+                         "boundary (isolation none, as plain pytest), to find what the boundary changes")
+                (scratch / "plain").mkdir()
+                unbounded = execute(bounded, oracle_pack, tree, commit, commit, scratch / "plain", progress,
+                                    fixtures=done.digested, repo=None if rev is None else repo,
+                                    passes={prop.id: {} for prop in bounded})
     # On a protected revision, replayed 5 times: a flake becomes a flaky freeze (docs/design.md §3).
     hint = (f"verdict-gate freeze --rev REV --pack {source} --id {{id}} --reason \"…\" "
             f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")
     print(f"checked on {where} ({commit[:12]})", file=sys.stderr)
-    return Report(tuple(_checked(prop.id, done.records.get(prop.id)) for prop in props),
+    checked = [_checked(prop.id, done.records.get(prop.id)) for prop in props]
+    if unbounded is not None:
+        checked = [dataclasses.replace(c, boundary=boundary_differences(done.records.get(c.id),
+                                                                        unbounded.records.get(c.id)))
+                   for c in checked]
+    return Report(tuple(checked),
                   tuple([*generated_notes, *done.notices]), commit, where, hint)
 
 

@@ -22,6 +22,7 @@ from verdict_gate.core.globs import match_any
 CATALOG_NAME = "catalog.yaml"
 LEDGER_NAME = "freeze_ledger.json"
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_FRESH = "20%"  # of each Hypothesis property's max_examples, drawn from the run's fresh seed (§8.3)
 CATALOG_MAX_BYTES = 1024 * 1024  # refused before it is parsed: a catalog lists properties, never data
 
 
@@ -41,9 +42,16 @@ class Property:
     timeout: float
     fold_digits: bool
     isolation: str = "sandbox"
-    fresh_examples: int = 100  # examples drawn from the run's fresh seed (docs/design.md §8.3); 0: none
+    # Of each Hypothesis property's max_examples, drawn from the run's fresh seed instead of the recorded
+    # one (docs/design.md §8.3): a count or "P%", at most half of them; 0: none.
+    fresh_examples: int | str = DEFAULT_FRESH
     replay_tries: int = 5  # base replay tries of a property with a flaky freeze (docs/design.md §3, "Flaky freezes")
     stale: str = "note"  # a pass with a deterministic freeze: ``note`` (pass, freeze_stale) or ``fail``
+
+    @property
+    def draws_fresh(self) -> bool:
+        """Whether this property draws fresh examples (a ``kind: property`` with ``fresh_examples`` not 0)."""
+        return self.kind == "property" and self.fresh_examples not in (0, "0%")
 
     @property
     def selector(self) -> str:
@@ -247,7 +255,8 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
             # are what tells one wrong answer from another, so an example keeps them by default.
             fold_digits=raw.get("fold_digits", kind == "property"),
             isolation=raw.get("isolation", data.get("isolation", "sandbox")),
-            fresh_examples=raw.get("fresh_examples", data.get("fresh_examples", 100)) if kind == "property" else 0,
+            fresh_examples=(raw.get("fresh_examples", data.get("fresh_examples", DEFAULT_FRESH))
+                            if kind == "property" else 0),
             replay_tries=raw.get("replay_tries", data.get("replay_tries", 5)),
             stale=raw.get("stale", data.get("stale", "note")),
         ))

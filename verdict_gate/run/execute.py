@@ -77,7 +77,7 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
 
     After the run the fixtures are checked again (by stamps, reading only files whose stamp moved,
     docs/design.md §4): a change means some property mutated them.
-    ``passes``: per property id, the extra passes to run (``example_log``, ``fresh_seed``, ``fresh_examples``).
+    ``passes``: per property id, the extra passes to run (``example_log``, ``fresh_seed``).
     ``slot`` and ``cancel``: for a run beside another one (:class:`Slots`, :func:`runner.run_properties`).
 
     Raises:

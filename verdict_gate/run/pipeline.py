@@ -446,10 +446,11 @@ def _as_base(fixtures: Digested, revision: str) -> Digested:
 
 
 def fresh_passes(ev: Evidence, prop: Property) -> dict[str, Any]:
-    """The fresh pass of one property in this run: its fresh seed and example count (none for an example)."""
-    if prop.kind != "property" or prop.fresh_examples <= 0 or not ev.run_id:
+    """The fresh pass of one property in this run: its fresh seed (none for an example, or with
+    ``fresh_examples`` off); how many examples it draws is the plugin's :func:`fresh_split`."""
+    if not prop.draws_fresh or not ev.run_id:
         return {}
-    return {"fresh_seed": fresh_seed(ev.head_revision, ev.run_id, prop.id), "fresh_examples": prop.fresh_examples}
+    return {"fresh_seed": fresh_seed(ev.head_revision, ev.run_id, prop.id)}
 
 
 def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffsplit.Split,
@@ -587,9 +588,7 @@ def _replay_fresh(ev: Evidence, oracle_pack: pack.Pack, failing: dict[str, Any],
     assert ev.base_sig is not None
     progress(f"replaying the fresh examples of {len(failing)} propert{'y' if len(failing) == 1 else 'ies'} "
              f"on the base {ev.base_revision[:12]}")
-    props = oracle_pack.catalog.by_id()
-    passes = {pid: {"example_log": False, "fresh_seed": r.fresh_seed, "fresh_examples": props[pid].fresh_examples}
-            for pid, r in failing.items()}
+    passes = {pid: {"example_log": False, "fresh_seed": r.fresh_seed} for pid, r in failing.items()}
     fresh = replay(Path(ev.repo), ev.base_revision, oracle_pack, sorted(failing), scratch, progress, ev.notices,
                    passes=passes, name="fresh-replay", tree=tree)
     by_id = {r.prop_id: r for r in fresh.replays}

@@ -72,7 +72,7 @@ class Workspace:
     secrets: tuple[Path, ...] = ()
     modules: tuple[str, ...] = ()
     limits: Mapping[str, int] = field(default_factory=dict)
-    # id → the extra passes of that property: example_log, fresh_seed, fresh_examples
+    # id → the extra passes of that property: example_log, fresh_seed
     passes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
@@ -384,7 +384,8 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         "python_path": [str(p) for p in ws.python_path],
         "roots": [[str(root), prefix] for root, prefix in ws.roots],
         "watch": [str(w) for w in ws.watch if w.is_dir()],
-        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, **ws.passes.get(p.id, {})}
+        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, "fresh": p.fresh_examples,
+                        **ws.passes.get(p.id, {})}
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)

@@ -128,6 +128,38 @@ def pytest_configure(config: pytest.Config) -> None:
         state["profile"] = settings.default
     except ImportError:  # a pack without Hypothesis properties needs no Hypothesis
         pass
+    _constants_of_the_pack(str(config.rootpath))
+
+
+def _constants_of_the_pack(pack_dir: str) -> None:
+    """Let Hypothesis take the literal constants it mixes into its draws from the pack's own modules only.
+
+    Hypothesis adds the constants of every "local" module in ``sys.modules`` to what it draws
+    (``hypothesis.internal.conjecture.providers``, read on each new module). In this process that
+    would include the candidate's modules (a proxy carries its file's ``__file__``; at isolation
+    ``none`` they are the modules themselves) and the gate's own plugin and boundary: the candidate
+    could steer the oracle's draws by the constants in its source, the base and the candidate would
+    draw different examples (so an example log or a fresh failure would not match across them), and a
+    new gate version would change every draw. A Hypothesis without that hook is left as it is.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        return
+    judge = getattr(providers, "is_local_module_file", None)
+    if judge is None or getattr(judge, "_verdict_gate", False):
+        return
+    inside = os.path.realpath(pack_dir) + os.sep
+
+    def is_local_module_file(path: str) -> bool:
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError, TypeError):
+            return False
+        return real.startswith(inside) and bool(judge(path))
+
+    is_local_module_file._verdict_gate = True  # type: ignore[attr-defined]
+    providers.is_local_module_file = is_local_module_file  # type: ignore[assignment]
 
 
 def _boundary(spec: dict[str, Any], name: str) -> Any:

@@ -256,3 +256,32 @@ def test_fresh_examples_are_drawn_out_of_the_property_budget_not_beside_it(tmp_p
     drawn = {pid: (r["trials"], len(r["fresh_log"] or ())) for pid, r in runs.items()}
     assert drawn == {"prop.default": (40, 10), "prop.count": (45, 5), "prop.off": (50, 0)}
     assert runs["prop.off"]["fresh_seed"] is None and code == 0
+
+
+
+POOL = """
+import calc
+import reference
+from hypothesis import given, strategies as st
+from hypothesis.internal.conjecture import providers
+
+@given(st.integers())
+def test_pool(n):
+    calc.add(1, 2)
+    ints = set(providers._get_local_constants().set_for_type("integer"))
+    assert reference.KNOWN in ints, "the pack's own constants are drawn from"
+    assert calc.TABLE[0] not in ints, "the candidate's constants steer the draws"
+"""
+
+
+def test_the_candidate_s_source_constants_do_not_steer_the_oracle_s_draws(tmp_path):
+    # Hypothesis mixes the literal constants of local modules into its draws. Only the pack's modules
+    # count: a patch's constants would bias what the oracle draws, and the base and the candidate would
+    # draw different examples (the differential check compares them by digest). At every isolation level.
+    files = {"src/calc.py": "TABLE = (987654, 876543)\n" + ADD, "oracle/properties/test_pool.py": POOL,
+             "oracle/properties/reference.py": "KNOWN = 314159\n"}
+    repo = project(tmp_path, files, [{"id": "prop.sandbox", "oracle": "properties/test_pool.py"}], [])
+    code, docs = gate(repo, tmp_path / "out", {"README.md": "docs only\n"})
+    assert verdict(docs, "prop.sandbox") == ("pass", "held") and code == 0
+    proc = cli("check", str(repo / "oracle"), "--repo", str(repo))  # with its run at isolation none
+    assert proc.returncode == 0 and "prop.sandbox: held" in proc.stdout, proc.stdout

@@ -31,7 +31,9 @@ def add_parser(sub: Any) -> None:
                          help="try a pack: run every property and print what would be frozen",
                          description="Run every property of PACK on the work tree (or on --rev) and print, per "
                                      "property, whether it held, which failures a freeze would forgive, and which "
-                                     "failures cannot be frozen. Nothing is written.")
+                                     "failures cannot be frozen; then run them again with no boundary (isolation "
+                                     "none) and name every test whose outcome the boundary changes. Nothing is "
+                                     "written.")
     chk.add_argument("pack", metavar="PACK", help="oracle pack: a directory, an archive, git:REV:DIR, …")
     chk.add_argument("--repo", default=".", help="git repository (default: .)")
     chk.add_argument("--rev", default=None, help="run on this revision (default: the work tree as it is)")

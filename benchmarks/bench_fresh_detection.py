@@ -31,25 +31,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from gen_suite import _git  # noqa: E402  (the suites' git: a fixed identity, no user config)
+
+from verdict_gate_plugin import fresh_split  # noqa: E402
+
 BASE = ROOT / "tests" / "attacks" / "base"
 CASE = ROOT / "tests" / "attacks" / "cases" / "memorizes_recorded_examples" / "src" / "calc" / "__init__.py"
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid", "GIT_COMMITTER_NAME": "bench",
-           "GIT_COMMITTER_EMAIL": "bench@example.invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 SETTINGS = [("off", "0", 100), ("default", "20%", 100), ("most", "50%", 100), ("before: 100 beside 100", "100", 200)]
 CATALOG = ("version: 1\nseed: 20261130\npack_root: oracle\npython_path: [src]\nfresh_examples: {fresh}\n"
            "properties:\n  - {{id: prop.add, oracle: properties/test_arith.py, node: test_add, timeout: 30}}\n")
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-C", str(repo), *args],
-                   check=True, capture_output=True, env={**os.environ, **GIT_ENV})
-
-
 def recorded_share(fresh: str, budget: int) -> int:
     """How many of test_add's ``budget`` examples the recorded seed draws: what the patch memorizes."""
-    sys.path.insert(0, str(ROOT))
-    from verdict_gate_plugin import fresh_split
-
     return fresh_split(int(fresh) if fresh.isdigit() else fresh, budget)[0]
 
 

@@ -258,7 +258,6 @@ def test_fresh_examples_are_drawn_out_of_the_property_budget_not_beside_it(tmp_p
     assert runs["prop.off"]["fresh_seed"] is None and code == 0
 
 
-
 POOL = """
 import calc
 import reference

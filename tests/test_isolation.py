@@ -328,6 +328,23 @@ def test_codec_refuses_malformed_frames() -> None:
         codec.decode({"d": [[[1], 2]]}, lambda tag, p: None)  # an unhashable key
 
 
+def test_codec_sends_a_fresh_link_with_its_state_once() -> None:
+    inner: list[int] = [1]
+    outer = {"a": inner, "b": inner, "c": [2]}
+    links = {id(outer): 1, id(inner): 2}
+    fresh = {id(inner)}
+
+    def no_fallback(obj: object) -> None:
+        raise codec.Unencodable(repr(obj))
+
+    tree = codec.encode(outer, no_fallback, links=links, top=False, fresh=fresh)
+    # The outer container's own state; the inner link with its state the first time, by id after; an
+    # unlinked list by value.
+    assert tree == {"d": [["a", {"lk": [2, [1]]}], ["b", {"lk": 2}], ["c", [2]]]} and fresh == set()
+    assert codec.encode(outer, no_fallback, links=links, top=False) == \
+        {"d": [["a", {"lk": 2}], ["b", {"lk": 2}], ["c", [2]]]}
+
+
 def test_describe_host_names_every_level() -> None:
     host = sandbox.describe_host()
     assert set(host["levels"]) == set(sandbox.LEVELS)

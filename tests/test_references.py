@@ -170,6 +170,12 @@ def peek(obj, name):
 def store_via(get, key):
     get()[key] = key * 10
 
+def stash(obj, name, value):
+    return obj.__dict__.setdefault(name, value)  # writes the instance's own dict, as cachetools' descriptors do
+
+def is_class(obj):
+    return isinstance(obj, type)
+
 def forge(ref, do, name):
     """What a hostile worker can ask about an oracle object it holds: anything the worker-side
     proxy would refuse, asked of the oracle directly."""
@@ -435,6 +441,23 @@ def test_exceptions_keep_their_args_message_and_attributes(lib: Any) -> None:
     assert info.value.code == 7  # read from the worker's exception
 
 
+def test_a_pickled_candidate_object_keeps_what_is_the_oracle_s_by_reference(lib: Any) -> None:
+    # A test's subclass of a candidate class (built in the worker, whose module the worker cannot import)
+    # holding an oracle function, and a None: unpickled in the worker, the same class and function again.
+    class Kept(lib.Base):
+        pass
+
+    def timer() -> int:
+        return 7
+
+    kept = Kept(timer)
+    kept.nothing = None
+    again = pickle.loads(pickle.dumps(kept))
+    assert type(again).__name__ == "Kept" and again.x is timer and again.nothing is None
+    assert isinstance(again, lib.Base) and isinstance(again, Kept)
+    assert pickle.loads(pickle.dumps(lib.Base([None, 1]))).x == [None, 1]
+
+
 def test_names_identity_copy_and_pickle(lib: Any) -> None:
     assert lib.apply.__name__ == "apply"  # parametrize ids read __name__
     assert lib.the_thing() is lib.the_thing()  # one candidate object, one handle
@@ -615,6 +638,23 @@ def test_a_container_read_from_an_oracle_object_stays_one_container(lib: Any) ->
     lib.apply(lambda: lib.peek(owner, "cache").update(a=1))
     keeper_dict = lib.peek(owner, "cache")
     assert keeper_dict is owner.cache
+
+
+def test_a_container_inside_a_linked_one_stays_one_container(lib: Any) -> None:
+    # cachetools' cachedmethod: the candidate writes the test's instance's own dict (a descriptor caching
+    # itself), then reads self.cache through a callback on every call. The instance's dict and the cache
+    # inside it are each one object on both sides: the test's own reference sees the candidate's writes.
+    owner = Owner()
+    cache = owner.cache
+    assert lib.stash(owner, "tag", [1]) == [1]
+    lib.store_via(lambda: owner.cache, 2)
+    assert owner.cache is cache and cache == {2: 20} and owner.tag == [1]
+    lib.stash(owner, "more", 1)  # a new state of the outer dict leaves the inner one as it is
+    assert owner.cache is cache and cache == {2: 20}
+
+
+def test_an_oracle_class_is_a_class_to_candidate_code(lib: Any) -> None:
+    assert lib.is_class(Owner) is True and lib.is_class(Owner()) is False
 
 
 def test_functions_are_functions_and_stdlib_functions_come_back_as_themselves(lib: Any) -> None:

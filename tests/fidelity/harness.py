@@ -54,8 +54,8 @@ CAUSES: list[tuple[str, str | None, str]] = [
     ("lost_run", r"^<lost run>", "the property's run was lost (timeout, crash, isolation unavailable): no node"),
     ("codec_cap", r"nested deeper than|larger than \d+ items", "a value over the codec's depth (1,000) or size cap"),
     ("pickle_oracle_side", r"PicklingError|No module named 'test_|import of module 'properties",
-     "pickling a candidate object whose class or contents are the oracle's (a test's subclass of a candidate "
-     "class, an oracle function inside a curry): the worker pickles it and cannot import the test module"),
+     "pickling a candidate object that names an oracle class or function by its module (toolz's curry imports "
+     "the test's module to check a qualified name): the worker pickles it and cannot import the test module"),
     ("code_object", r"AttributeError: __code__", "a candidate function's code object (__code__: a test that "
                                                  "patches or runs a module's main)"),
     ("doctest", r"AttributeError: __test__", "doctests of a candidate module (doctest walks the module's objects "
@@ -69,10 +69,6 @@ CAUSES: list[tuple[str, str | None, str]] = [
                                                           "(toolz merge_with over a non-dict mapping)"),
     ("class_dunder", r"has no attribute '__wrapped__'", "a dunder attribute of a candidate class read by the test "
                                                         "(Compose.__wrapped__)"),
-    ("held_between_calls", None, "a container candidate code reaches through an oracle callback on every call and "
-                                 "keeps inside a wrapper (cachetools' cachedmethod and cached classmethods on a "
-                                 "plain dict): the two copies are in step at every frame, but the wrapper's own "
-                                 "reference is the worker's copy, so identity checks and clears through it differ"),
     ("pickle_state", None, "a pickled candidate key that carries a cached hash (cachetools' _HashedTuple): the "
                            "value crosses, its cache does not"),
     ("instance_module", None, "__module__ of a candidate object that answers its own (toolz's curry): a handle "

@@ -243,12 +243,14 @@ def _float(value: float) -> Any:
 
 
 class _Budget:
-    __slots__ = ("nodes", "links", "top", "shared", "labels", "opening")
+    __slots__ = ("nodes", "links", "top", "shared", "labels", "opening", "fresh", "unfolding")
 
     def __init__(self, links: dict[int, int] | None = None, top: bool = True,
-                 shared: set[int] | None = None) -> None:
+                 shared: set[int] | None = None, fresh: set[int] | None = None) -> None:
         self.nodes = 0
         self.links, self.top = links, top  # linked containers (id → link id); whether the top value may be one
+        self.fresh = fresh  # ids of linked containers the other side does not hold yet: sent with their state
+        self.unfolding: int | None = None  # the id of the fresh link whose items are encoded next
         self.shared = shared  # ids of containers that occur more than once in the value (or in a cycle)
         self.labels: dict[int, int] = {}  # id → label, for those already encoded
         self.opening: int | None = None  # the id of the shared object whose items are encoded next
@@ -287,7 +289,7 @@ Fallback = Callable[[Any], Any]
 
 
 def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | None = None,
-           links: dict[int, int] | None = None, top: bool = True) -> Any:
+           links: dict[int, int] | None = None, top: bool = True, fresh: set[int] | None = None) -> Any:
     """Encode ``value`` as a JSON tree (see the module docstring for the tags).
 
     Args:
@@ -299,6 +301,9 @@ def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | No
         links: ``id(container) → link id`` of the lists, dicts, sets and bytearrays both sides keep in step
             (a container the candidate holds on to): each travels as ``{"lk": link id}``, not by value.
         top: whether ``value`` itself may travel as a link (not when its state is what is sent).
+        fresh: ids of containers in ``links`` the other side does not hold yet: the first occurrence of each
+            travels as ``{"lk": [link id, state]}`` (and the id is taken out of the set), later ones as
+            ``{"lk": link id}``.
     Raises:
         Unencodable: from ``fallback``, or a value nested deeper than :data:`MAX_DEPTH` or with
             more than :data:`MAX_NODES` nodes.
@@ -307,7 +312,8 @@ def encode(value: Any, fallback: Fallback, *, records: Callable[[Any], Any] | No
     if t is list and len(value) < MAX_NODES and not links and _scalars(value):
         return value[:]  # the common case (a call's arguments), without a walk of its own
     shared = _sharing(value) if t in _CONTAINERS else None
-    return _roomy(lambda: _enc(value, fallback, records, 0, _Budget(links, top, set(shared) if shared else None)))
+    return _roomy(lambda: _enc(value, fallback, records, 0,
+                               _Budget(links, top, set(shared) if shared else None, fresh)))
 
 
 def _scalars(values: list[Any]) -> bool:
@@ -339,7 +345,16 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
         return _float(v)
     if budget.links and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget.links \
             and (depth or budget.top):
-        return {"lk": budget.links[id(v)]}
+        if budget.unfolding == id(v):
+            budget.unfolding = None  # the fresh link itself: its items follow
+        elif budget.fresh and id(v) in budget.fresh:
+            budget.fresh.discard(id(v))
+            if budget.shared is not None:
+                budget.shared.discard(id(v))  # a later occurrence is the link, never a label
+            budget.unfolding = id(v)
+            return {"lk": [budget.links[id(v)], _enc(v, fb, rec, depth, budget)]}
+        else:
+            return {"lk": budget.links[id(v)]}
     if budget.shared is not None:
         if budget.opening == id(v):
             budget.opening = None  # the labelled object itself: its items follow

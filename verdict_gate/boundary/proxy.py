@@ -596,13 +596,46 @@ class Client:
             return {"lk": lid}
         lid = self.next_link
         self.next_link += 1
-        tree = self.encode(value, top=False)
-        if held:  # linked now; an offered argument is linked when the worker says it kept it
-            self.links[lid], self.link_of[id(value)] = value, lid
-        else:
+        if not held:  # an offered argument is linked when the worker says it kept it
+            tree = self.encode(value, top=False)
             self.offered[lid] = value
-        self.link_state[lid] = codec.dumps(tree)
+            self.link_state[lid] = codec.dumps(tree)
+            return {"lk": [lid, tree]}
+        self.links[lid], self.link_of[id(value)] = value, lid
+        nested = self._link_nested(value)
+        if not nested:
+            tree = self.encode(value, top=False)
+            self.link_state[lid] = codec.dumps(tree)
+            return {"lk": [lid, tree]}
+        try:
+            tree = codec.encode(value, lambda obj: encode_local(self, obj), links=self.link_of, top=False,
+                                fresh={id(child) for child in nested})
+        except BaseException:  # nothing of it reached the worker: none of it is linked
+            for child in (value, *nested):
+                del self.links[self.link_of.pop(id(child))]
+            raise
+        for child in (value, *nested):  # the state both sides agree on names each nested link by its id
+            self.link_state[self.link_of[id(child)]] = codec.dumps(self.encode(child, top=False))
         return {"lk": [lid, tree]}
+
+    def _link_nested(self, value: Any) -> list[Any]:
+        """Link the lists, dicts, sets and bytearrays inside a held container (``self.cache`` inside a test's
+        instance's ``__dict__``), at most :data:`MAX_NESTED_LINKS`: each is then one object on each side, so
+        a new state of the outer container leaves the inner ones the same objects (``is`` holds, and a
+        reference the test kept sees the candidate's changes)."""
+        nested: list[Any] = []
+        todo = [value]
+        while todo and len(nested) < MAX_NESTED_LINKS:
+            items = todo.pop()
+            for item in items.values() if type(items) is dict else items if type(items) is list else ():
+                if type(item) in (list, dict, set, bytearray) and id(item) not in self.link_of \
+                        and len(item) <= MAX_LINKED_ITEMS and len(nested) < MAX_NESTED_LINKS:
+                    lid = self.next_link
+                    self.next_link += 1
+                    self.links[lid], self.link_of[id(item)] = item, lid
+                    nested.append(item)
+                    todo.append(item)
+        return nested
 
     def _sync_out(self, frame: dict[str, Any]) -> None:
         """Attach the new state of every linked container the oracle's code changed since the last frame."""
@@ -773,6 +806,7 @@ class Client:
 
 MAX_LOCAL = 1_000_000  # oracle objects the worker may hold by reference at once
 MAX_LINKED_ITEMS = 10_000  # a larger argument container goes by value only (changes come back after the call)
+MAX_NESTED_LINKS = 64  # containers inside one held container linked with it (the rest go by value inside it)
 MAX_CALLBACKS = 10_000_000  # callbacks into the oracle per property
 MAX_DEPTH = 64  # calls nested across the boundary
 MAX_BATCH = 1024  # items of an iterator taken by one request

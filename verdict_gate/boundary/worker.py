@@ -31,6 +31,7 @@ import dataclasses
 import enum
 import importlib
 import importlib.util
+import io
 import operator
 import os
 import pickle
@@ -86,7 +87,7 @@ _UNARY: dict[str, Any] = {
     "__pos__": operator.pos, "__abs__": abs, "__invert__": operator.invert, "__hash__": hash,
     "__enter__": lambda o: o.__enter__(), "__reversed__": reversed, "__length_hint__": operator.length_hint,
     "__complex__": complex, "__round__": round, "__copy__": copy.copy, "__vars__": lambda o: dict(vars(o)),
-    "__pickle__": lambda o: pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL),
+    "__pickle__": lambda o: _dumps(o),
     "__dir__": lambda o: sorted(str(n) for n in dir(o)),
 }
 
@@ -258,6 +259,9 @@ _SPECIAL: dict[str, dict[str, Any]] = {
     "float": {"__float__": lambda self: float(self._vg("float"))},
     "enter": {"__enter__": lambda self: self._vg("enter"),
               "__exit__": lambda self, *exc: self._vg("exit", exc[1] if len(exc) > 1 else None)},
+    # An oracle class: ``isinstance(ref, type)`` holds, as of the class itself (cachetools warns when a
+    # method cache is bound to a class); ``type(ref)`` stays this class, and nothing of the class is read.
+    "type": {"__class__": property(lambda self: type)},
 }
 _REF_CLASSES: dict[frozenset[str], type] = {}
 
@@ -283,6 +287,40 @@ def _ref_class(caps: frozenset[str]) -> type:
             ns.update(_SPECIAL.get(cap, {}))
         cls = _REF_CLASSES[caps] = type("OracleRef", (OracleRef,), ns)
     return cls
+
+
+# --- pickling candidate objects ---------------------------------------------------------------------
+# A candidate object the oracle pickles is pickled here, and unpickled here again (proxy._unpickle). What
+# inside it is the oracle's (an oracle object it holds, a test's subclass built by Worker._subclass, whose
+# module this process cannot import) is pickled by reference to this process's table: unpickled, it is the
+# same object again, not a copy (docs/design.md §8.1).
+_KEPT_BY_PICKLE: dict[int, Any] = {}  # id → an oracle reference or a class built here, for as long as the worker runs
+MAX_KEPT_BY_PICKLE = 100_000
+
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, OracleRef):
+            if id(obj) not in _KEPT_BY_PICKLE:
+                if len(_KEPT_BY_PICKLE) >= MAX_KEPT_BY_PICKLE:
+                    raise pickle.PicklingError(f"more than {MAX_KEPT_BY_PICKLE} oracle objects pickled")
+                _KEPT_BY_PICKLE[id(obj)] = obj
+            return id(obj)
+        kept = _KEPT_BY_PICKLE.get(id(obj), _KEPT_BY_PICKLE)  # (None is an object too)
+        return id(obj) if kept is obj else None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        if type(pid) is not int or pid not in _KEPT_BY_PICKLE:
+            raise pickle.UnpicklingError("a pickle names an oracle object this worker does not hold")
+        return _KEPT_BY_PICKLE[pid]
+
+
+def _dumps(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buffer.getvalue()
 
 
 class _Globals(dict[str, Any]):
@@ -548,6 +586,7 @@ class Worker:
                 raise codec.ProtocolError("a linked container this worker does not hold")
             return found
         lid, tree = int(p[0]), p[1]
+        before = len(self.links)
         copy_ = self.decode(tree)
         if type(copy_) not in (list, dict, set, bytearray):
             raise codec.ProtocolError("a link to something that is not a container")
@@ -555,7 +594,8 @@ class Worker:
             self.links[lid], self.link_of[id(copy_)] = copy_, lid
         else:
             self.pending[lid] = copy_
-        self.link_state[lid] = codec.dumps(tree)
+        # With links nested inside (sent with their states), the state both sides agree on names them by id.
+        self.link_state[lid] = codec.dumps(self.encode(copy_, top=False) if len(self.links) > before else tree)
         return copy_
 
     def _keep(self, base: dict[int, int]) -> None:
@@ -818,7 +858,7 @@ class Worker:
                 return format(obj, self.decode(req["arg"]))
             raise codec.ProtocolError(f"unsupported operation {name!r}")
         if op == "unpickle":
-            return pickle.loads(self.decode(req["arg"]))  # noqa: S301 - candidate bytes, in the candidate's process
+            return _Unpickler(io.BytesIO(self.decode(req["arg"]))).load()
         if op == "subclass":
             return self._subclass(req)
         if op == "exception":  # the oracle calls a candidate exception class: built here, sent as data
@@ -874,6 +914,7 @@ class Worker:
         cls = namespace[name]
         if not isinstance(cls, type):
             raise TypeError(f"the class statement of {qualname} did not make a class")
+        _KEPT_BY_PICKLE[id(cls)] = cls  # pickled by reference: its module is the oracle's (see _Pickler)
         with contextlib.suppress(AttributeError, TypeError):
             cls.__qualname__ = qualname
         return cls

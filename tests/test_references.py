@@ -176,6 +176,26 @@ def stash(obj, name, value):
 def is_class(obj):
     return isinstance(obj, type)
 
+def is_mapping(obj):
+    import collections.abc
+    return isinstance(obj, collections.abc.Mapping)
+
+def signature_of(f):
+    import inspect
+    try:
+        return str(inspect.signature(f))
+    except (TypeError, ValueError) as exc:
+        return type(exc).__name__
+
+def signature_is_a_descriptor(f):
+    return hasattr(f, "__signature__") and hasattr(f.__signature__, "__get__")
+
+class Curried:
+    """Takes its function's __module__ as its own, as toolz's curry does."""
+    def __init__(self, func):
+        self.func = func
+        self.__module__ = getattr(func, "__module__", None)
+
 def forge(ref, do, name):
     """What a hostile worker can ask about an oracle object it holds: anything the worker-side
     proxy would refuse, asked of the oracle directly."""
@@ -186,6 +206,7 @@ def forge(ref, do, name):
 '''
 
 STAR = '''
+"""Names a star import takes."""
 __all__ = ["sum", "len", "apply", "answer"]
 
 def sum(xs):
@@ -458,6 +479,23 @@ def test_a_pickled_candidate_object_keeps_what_is_the_oracle_s_by_reference(lib:
     assert pickle.loads(pickle.dumps(lib.Base([None, 1]))).x == [None, 1]
 
 
+def test_a_candidate_object_s_own_module_is_its_own(lib: Any) -> None:
+    curried = lib.Curried(lib.echo)
+    assert curried.__module__ == "calc.lib" and type(curried).__module__ == "calc.lib"
+    curried.__module__ = "elsewhere"  # toolz's test writes it and reads it back
+    assert curried.__module__ == "elsewhere"
+    assert lib.Curried(len).__module__ == "builtins"
+
+
+def test_a_candidate_module_s_docstring_is_its_own(client: proxy.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "meta_path", [proxy.Finder(client, {"calc"}), *sys.meta_path])
+    for name in ("calc", "calc.star"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import calc.star  # type: ignore[import-not-found]
+
+    assert calc.star.__doc__ == "Names a star import takes." and calc.__doc__ is None
+
+
 def test_names_identity_copy_and_pickle(lib: Any) -> None:
     assert lib.apply.__name__ == "apply"  # parametrize ids read __name__
     assert lib.the_thing() is lib.the_thing()  # one candidate object, one handle
@@ -655,6 +693,42 @@ def test_a_container_inside_a_linked_one_stays_one_container(lib: Any) -> None:
 
 def test_an_oracle_class_is_a_class_to_candidate_code(lib: Any) -> None:
     assert lib.is_class(Owner) is True and lib.is_class(Owner()) is False
+
+
+class Table(collections.abc.Mapping[str, int]):
+    """A test's own Mapping (toolz's merge_with asks isinstance(d, Mapping) of it)."""
+
+    def __getitem__(self, key: str) -> int:
+        return {"a": 1}[key]
+
+    def __iter__(self) -> Any:
+        return iter(["a"])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_a_test_s_own_mapping_is_a_mapping_to_candidate_code(lib: Any) -> None:
+    assert lib.is_mapping(Table()) is True and lib.is_mapping(Owner()) is False
+    assert lib.consume(Table().items()) == [("a", 1)]
+
+
+class SignedByProperty:
+    """A class whose __signature__ is a property: inspect.signature of the class raises TypeError."""
+
+    @property
+    def __signature__(self) -> Any:
+        return None
+
+
+def test_an_oracle_signature_that_is_no_signature_is_what_plain_python_sees(lib: Any) -> None:
+    import inspect
+
+    with pytest.raises(TypeError):
+        inspect.signature(SignedByProperty)
+    assert lib.signature_of(SignedByProperty) == "TypeError"
+    assert lib.signature_is_a_descriptor(SignedByProperty) is True  # as the property read on its class
+    assert lib.signature_of(lambda x, y=2: x) == "(x, y=2)"
 
 
 def test_functions_are_functions_and_stdlib_functions_come_back_as_themselves(lib: Any) -> None:

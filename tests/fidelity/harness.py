@@ -60,21 +60,12 @@ CAUSES: list[tuple[str, str | None, str]] = [
                                                  "patches or runs a module's main)"),
     ("doctest", r"AttributeError: __test__", "doctests of a candidate module (doctest walks the module's objects "
                                              "in the oracle process)"),
-    ("signature_property", r"no signature found for an oracle callable",
-     "inspect.signature of an oracle class whose __signature__ is a property (inspect in the worker sees a "
-     "reference, not the class)"),
     ("process_pool", r"object of type 'generator' has no len", "an oracle multiprocessing pool's map handed to "
                                                                "candidate code"),
-    ("mapping_subclass", r"'int' object is not iterable", "a test's own Mapping class merged by candidate code "
-                                                          "(toolz merge_with over a non-dict mapping)"),
     ("class_dunder", r"has no attribute '__wrapped__'", "a dunder attribute of a candidate class read by the test "
                                                         "(Compose.__wrapped__)"),
     ("pickle_state", None, "a pickled candidate key that carries a cached hash (cachetools' _HashedTuple): the "
                            "value crosses, its cache does not"),
-    ("instance_module", None, "__module__ of a candidate object that answers its own (toolz's curry): a handle "
-                              "reads its class's module"),
-    ("module_alias", None, "a candidate package re-exported under another name (tlz re-exports toolz): two "
-                           "proxy modules, not one module object"),
     ("other", None, "not classified yet: read the message"),
 ]
 

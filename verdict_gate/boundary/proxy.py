@@ -42,6 +42,7 @@ is recorded out of band too (:attr:`Client.boundary`): the gate's failure, never
 from __future__ import annotations
 
 import collections
+import collections.abc
 import contextlib
 import dataclasses
 import importlib
@@ -864,7 +865,14 @@ def _caps(obj: Any) -> list[str]:
             if name in defined]
     if isinstance(obj, type):
         caps.append("type")
+    else:  # the abstract classes candidate code tests with isinstance that no special method implies
+        caps.extend(name for name, abc in _REGISTERED_ABCS if isinstance(obj, abc))
     return caps
+
+
+_REGISTERED_ABCS = tuple((c.__name__, c) for c in (
+    collections.abc.Mapping, collections.abc.MutableMapping, collections.abc.Sequence,
+    collections.abc.MutableSequence, collections.abc.Set, collections.abc.MutableSet))
 
 
 class _Callbacks:
@@ -1482,6 +1490,22 @@ def _is_instance(obj: Any, class_desc: dict[str, Any]) -> bool:
 _HANDLE_CLASSES: dict[tuple[str, str, str], type] = {}
 
 
+class _OwnModule:
+    """Mixin of the handle class of a candidate object that sets its own ``__module__`` (toolz's ``curry``
+    takes its function's): ``h.__module__`` is the object's, read from the worker (it may be set), where a
+    handle's would be its class's module."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "__module__":
+            module = object.__getattribute__(self, "_vg_client").request(
+                {"op": "getattr", "obj": object.__getattribute__(self, "_vg_target")(), "name": "__module__"})
+            # A name or None, as the import system and pytest expect; anything else reads as its class's.
+            return module if module is None or type(module) is str else type(self).__module__
+        return object.__getattribute__(self, name)
+
+
 def _handle_class(desc: dict[str, Any]) -> type:
     """The local class of a handle: a subclass of :class:`Handle` named like the candidate's class."""
     kind = str(desc.get("k"))
@@ -1492,10 +1516,11 @@ def _handle_class(desc: dict[str, Any]) -> type:
         return RemoteFunction
     base = LiveHandle if kind == "live" else Handle
     module, qualname = str(names[0][0]), str(names[0][1])
-    key = (module, qualname, kind)
+    own_module = bool(desc.get("om"))
+    key = (module, qualname, kind + ("+om" if own_module else ""))
     cls = _HANDLE_CLASSES.get(key)
     if cls is None:
-        cls = type(qualname.rpartition(".")[2] or "Handle", (base,),
+        cls = type(qualname.rpartition(".")[2] or "Handle", (_OwnModule, base) if own_module else (base,),
                    {"__slots__": (), "__module__": module, "__qualname__": qualname})
         cls.__doc__ = _InstanceAttr("__doc__", None)  # type: ignore[assignment]
         if len(_HANDLE_CLASSES) < 10_000:
@@ -2168,7 +2193,11 @@ class _Loader(importlib.abc.Loader):
         self.client = client
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return ProxyModule(spec.name, self.client)
+        module = ProxyModule(spec.name, self.client)
+        doc = spec.loader_state
+        if type(doc) is str:
+            _own(module)["__doc__"] = doc  # the candidate module's docstring, as it was imported
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
@@ -2201,7 +2230,7 @@ class Finder(importlib.abc.MetaPathFinder):
                 return None
             raise
         spec = importlib.machinery.ModuleSpec(fullname, _Loader(self.client), origin="verdict-gate-worker",
-                                              is_package=bool(found.get("pkg")))
+                                              is_package=bool(found.get("pkg")), loader_state=found.get("doc"))
         if found.get("pkg"):
             spec.submodule_search_locations = []
         return spec

@@ -25,6 +25,7 @@ references it dropped (``rel``).
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import copy
 import dataclasses
@@ -193,11 +194,27 @@ def _signature(params: Any) -> Any:
 
     if params is None:
         raise AttributeError("__signature__")
+    if params == "TypeError":  # a __signature__ that is not a Signature (a property read on its class)
+        return _NotASignature()
     if isinstance(params, str):  # the oracle could not tell a signature: say so as it said it
-        raise (ValueError if params == "ValueError" else TypeError)("no signature found for an oracle callable")
+        raise ValueError("no signature found for an oracle callable")
     return inspect.Signature([inspect.Parameter(name, inspect._ParameterKind(kind),
                                                 default=default[0] if default else inspect.Parameter.empty)
                               for name, kind, default in params])
+
+
+class _NotASignature:
+    """``__signature__`` of an oracle callable whose own is no ``Signature`` (a property, read on its class):
+    ``inspect.signature`` raises ``TypeError`` on it, as on the oracle's, and it is a descriptor like that
+    property (toolz checks ``hasattr(func.__signature__, "__get__")``)."""
+
+    __slots__ = ()
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self
+
+    def __repr__(self) -> str:
+        return "<the __signature__ of an oracle callable, not a Signature>"
 
 
 def _call(self: OracleRef, *args: Any, **kwargs: Any) -> Any:
@@ -286,7 +303,14 @@ def _ref_class(caps: frozenset[str]) -> type:
         for cap in sorted(caps):
             ns.update(_SPECIAL.get(cap, {}))
         cls = _REF_CLASSES[caps] = type("OracleRef", (OracleRef,), ns)
+        for cap in caps:  # a test's own Mapping is a Mapping here too (toolz's merge_with asks)
+            if cap in _ABCS:
+                _ABCS[cap].register(cls)
     return cls
+
+
+_ABCS = {c.__name__: c for c in (collections.abc.Mapping, collections.abc.MutableMapping, collections.abc.Sequence,
+                                 collections.abc.MutableSequence, collections.abc.Set, collections.abc.MutableSet)}
 
 
 # --- pickling candidate objects ---------------------------------------------------------------------
@@ -564,6 +588,12 @@ class Worker:
                 if type(value) is str:
                     names[attr] = value[:500]
             desc["n"] = names
+        try:
+            own = object.__getattribute__(obj, "__dict__")
+        except Exception:  # no __dict__, or a property of the candidate's that raises
+            own = None
+        if type(own) is dict and "__module__" in own:
+            desc["om"] = True  # it answers its own __module__ (toolz's curry): the oracle asks for it
         return {"h": desc}
 
     live = False  # whether a list/dict/set result is held live (an attribute read) or sent by value (a call)
@@ -808,7 +838,9 @@ class Worker:
         op = req.get("op")
         if op == "import":
             module = importlib.import_module(req["mod"])
-            return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or "")}
+            doc = getattr(module, "__doc__", None)
+            return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or ""),
+                    "doc": doc[:MAX_TEXT] if type(doc) is str else None}
         if op == "getattr":
             return _Live(getattr(self._target(req), req["name"]))
         if op == "setattr":

@@ -43,6 +43,26 @@ def take(iterator, n):
 def consume(iterable):
     return list(iterable)
 
+def each(iterator):
+    out = []
+    for item in iterator:  # candidate code runs between two items: not list()'s drain
+        out.append(item)
+    return out
+
+def between(iterator, f):
+    first = next(iterator)
+    f()
+    return [first, next(iterator)]
+
+def upto_error(iterator):
+    out = []
+    try:
+        for item in iterator:
+            out.append(item)
+    except ZeroDivisionError:
+        out.append("ZeroDivisionError")
+    return out
+
 def count_up(n):
     yield from range(n)
 
@@ -196,6 +216,11 @@ class Curried:
         self.func = func
         self.__module__ = getattr(func, "__module__", None)
 
+def grab_ahead(ref, n):
+    """A hostile worker asking the oracle to read any iterator ahead."""
+    items, end, ahead = ref._vg_worker.read_ahead(ref._vg_id, n)
+    return [len(items), ahead]
+
 def forge(ref, do, name):
     """What a hostile worker can ask about an oracle object it holds: anything the worker-side
     proxy would refuse, asked of the oracle directly."""
@@ -261,16 +286,25 @@ def lib(client: proxy.Client) -> Any:
     return _module(client, "calc.lib")
 
 
+class _CountingReader:
+    """The oracle's reader of the worker's pipe, counting the frames it reads (answers and callbacks)."""
+
+    def __init__(self, reader: Any, counter: list[int]) -> None:
+        self.reader, self.counter = reader, counter
+
+    def frame(self, *args: Any, **kwargs: Any) -> Any:
+        self.counter[0] += 1
+        return self.reader.frame(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reader, name)
+
+
 def _count_round_trips(client: proxy.Client) -> list[int]:
-    """Count the frames the oracle writes (requests and callback answers)."""
+    """Count the frames the oracle reads from the worker: one per round trip, either way."""
     counter = [0]
-    exchange = client._exchange
-
-    def counting(message: dict[str, Any]) -> dict[str, Any]:
-        counter[0] += 1
-        return exchange(message)
-
-    client._exchange = counting  # type: ignore[method-assign]
+    client.ready()
+    client.reader = _CountingReader(client.reader, counter)  # type: ignore[assignment]
     return counter
 
 
@@ -346,6 +380,58 @@ def test_list_of_an_oracle_iterator_in_the_worker_takes_it_in_batches(lib: Any, 
     trips = _count_round_trips(client)
     assert lib.consume(iter(range(5000))) == list(range(5000))
     assert trips[0] < 20, trips[0]
+
+
+def test_a_candidate_loop_reads_a_plain_oracle_iterator_ahead(lib: Any, client: proxy.Client) -> None:
+    # cachetools' update((i, i) for i in range(2000)): candidate code between two items, yet a handful of
+    # round trips, for a generator expression over a range and for the iterators it may read ahead.
+    trips = _count_round_trips(client)
+    assert lib.each((i, i) for i in range(2000)) == [(i, i) for i in range(2000)]
+    assert lib.each(iter(range(3000))) == list(range(3000))
+    assert lib.each(iter("abcdef" * 300)) == list("abcdef" * 300)
+    assert trips[0] < 50, trips[0]
+    trips[0] = 0
+    doubled = 2
+
+    def double(i: int) -> int:
+        return doubled * i
+
+    assert lib.each(double(i) for i in range(50)) == [2 * i for i in range(50)]  # it reads names: one by one
+    assert trips[0] > 50, trips[0]
+
+
+def test_reading_ahead_moves_the_oracle_s_iterator_only_by_what_candidate_code_took(lib: Any) -> None:
+    squares = (i * i for i in range(10))
+    assert lib.take(squares, 3) == [0, 1, 4]
+    assert next(squares) == 9  # the oracle's own next item: nothing was lost to the read ahead
+    assert lib.take(squares, 2) == [16, 25]
+    assert list(squares) == [36, 49, 64, 81]
+    numbers = iter(range(10))
+    # The oracle's code takes an item while the worker holds what it read ahead: the worker forgets it.
+    assert lib.between(numbers, lambda: next(numbers)) == [0, 2]
+    assert next(numbers) == 3
+
+
+def test_a_worker_cannot_make_the_oracle_read_ahead_what_has_effects(lib: Any) -> None:
+    pulled: list[int] = []
+
+    def numbers() -> Any:
+        for i in range(10):
+            pulled.append(i)
+            yield i
+
+    gen = numbers()
+    assert lib.grab_ahead(gen, 500) == [1, False] and pulled == [0]  # one item, as a plain next() takes
+    plain = (i + 1 for i in range(10))
+    assert lib.grab_ahead(plain, 500) == [10, True]
+    assert next(plain) == 1  # read from a copy: the oracle's own has not moved
+
+
+def test_reading_ahead_stops_where_the_oracle_s_generator_raises(lib: Any) -> None:
+    quotients = (12 // (i - 3) for i in range(6))
+    assert lib.upto_error(quotients) == [-4, -6, -12, "ZeroDivisionError"]
+    with pytest.raises(StopIteration):  # the oracle's generator raised too, so it is finished, as in one process
+        next(quotients)
 
 
 # --- iteration of candidate objects ----------------------------------------------------------------------

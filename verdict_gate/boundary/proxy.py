@@ -59,7 +59,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import codec, sandbox
+from . import codec, readahead, sandbox
 from .load import WORKER
 
 HANDSHAKE_TIMEOUT_S = 60.0
@@ -259,6 +259,7 @@ class Client:
         self.link_state: dict[int, str] = {}  # link id → the JSON both sides last agreed on
         self.offered: dict[int, Any] = {}  # link id → a container handed over by a call in flight
         self.next_link = 1
+        self.ahead: dict[int, tuple[Any, Any]] = {}  # reference id → (iterator read ahead, its position then)
         self.oracle_roots: list[str] = []  # the pack's directory: a class defined under it is a test's own
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
@@ -551,7 +552,11 @@ class Client:
         """What travels with a frame: oracle references the worker dropped, what candidate code printed
         (written to this process's stdout/stderr, where pytest's capture sees it) and warned (raised
         again here, through this process's filters: ``pytest.warns``, ``-W error``)."""
+        if "took" in frame:
+            self._took(frame)
         for rid in frame.get("rel") or ():
+            if type(rid) is int:
+                self.ahead.pop(rid, None)
             obj = self.local.pop(rid, None) if type(rid) is int else None
             if obj is not None and self.local_ids.get(id(obj)) == rid:
                 del self.local_ids[id(obj)]
@@ -639,7 +644,10 @@ class Client:
         return nested
 
     def _sync_out(self, frame: dict[str, Any]) -> None:
-        """Attach the new state of every linked container the oracle's code changed since the last frame."""
+        """Attach the new state of every linked container the oracle's code changed since the last frame (and
+        the iterators it moved that the worker read ahead)."""
+        if self.ahead:
+            self._moved(frame)
         changed = []
         for lid, value in self.links.items():
             tree = self.encode(value, top=False)
@@ -750,7 +758,10 @@ class Client:
             do = str(req.get("do"))
             args = decode(self, req.get("args") or [], generation)
             if do == "next":
-                return self._next_batch(obj, min(max(int(req.get("n") or 1), 1), MAX_BATCH))
+                n = min(max(int(req.get("n") or 1), 1), MAX_BATCH)
+                if req.get("ra") is True:
+                    return self._read_ahead(req["obj"], obj, n)
+                return self._next_batch(obj, n)
             kwargs = {str(k): decode(self, v, generation) for k, v in req.get("kw") or []}
             value = _Callbacks.apply(self, obj, do, args, kwargs, req.get("name"))
             return {"ok": self._link_result(value)}
@@ -787,6 +798,43 @@ class Client:
                     return {"raise": self._exception_body(exc)}
                 return {"ok": [self.encode(i) for i in items], "then": self._exception_body(exc)}
         return {"ok": [self.encode(i) for i in items]}
+
+    # Read ahead (docs/design.md §8.1 "Batching"): a candidate loop over an oracle iterator whose items
+    # nothing can change (a range, str, bytes or tuple iterator of plain values, or a generator expression
+    # with no names of its own over one) gets its items in batches although candidate code runs between two
+    # of them. They are read from a copy (:func:`readahead.shadow`); the oracle's own iterator moves only by the
+    # items candidate code took (``took``, before any of the oracle's code runs), and the worker forgets
+    # what it holds once the oracle's code has moved the iterator itself (``drop``).
+
+    def _read_ahead(self, rid: int, it: Any, n: int) -> dict[str, Any]:
+        shadow = readahead.shadow(it)
+        if shadow is None:
+            return self._next_batch(it, 1)
+        self.ahead[rid] = (it, readahead.position(it))
+        answer = self._next_batch(shadow, n)
+        answer["ra"] = True
+        return answer
+
+    def _took(self, frame: dict[str, Any]) -> None:
+        for rid, n in frame.get("took") or ():
+            state = self.ahead.get(rid) if type(rid) is int and type(n) is int else None
+            if state is None:
+                continue
+            it = state[0]
+            for _ in range(min(n, MAX_BATCH)):
+                try:
+                    next(it)
+                except Exception:  # the copy ended so too: candidate code has had that end already
+                    break
+            self.ahead[rid] = (it, readahead.position(it))
+
+    def _moved(self, frame: dict[str, Any]) -> None:
+        """Tell the worker which iterators the oracle's own code moved since it read them ahead."""
+        moved = [rid for rid, (it, where) in self.ahead.items() if readahead.position(it) != where]
+        if moved:
+            for rid in moved:
+                del self.ahead[rid]
+            frame["drop"] = moved
 
     def _exception_body(self, exc: BaseException) -> dict[str, Any]:
         """An exception of the oracle's as data for the worker; its id comes back with it if candidate code

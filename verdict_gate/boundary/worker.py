@@ -56,6 +56,7 @@ MAX_OUTPUT = 1 << 20  # characters of stdout and of stderr forwarded with one an
 MAX_WARNINGS = 100  # warnings forwarded with one answer
 MAX_RAISED = 64  # exceptions kept for the oracle to hand back to a candidate __exit__
 MAX_LINKS = 256  # containers kept in step with the oracle's at once
+READ_AHEAD_FIRST = 2  # items the first read ahead of an oracle iterator asks for (doubled up to MAX_BATCH)
 
 def _dunder(name: str) -> Any:
     """``type(a).NAME(a, b)``: the object's own answer, ``NotImplemented`` included, so that the asking side
@@ -109,7 +110,8 @@ class OracleRef:
     special methods its object has, so ``callable()`` and ``isinstance(x, collections.abc.Iterator)``
     answer as they would for the object itself."""
 
-    __slots__ = ("_vg_id", "_vg_worker", "_vg_info", "_vg_buffer", "_vg_drain", "_vg_iterated", "__weakref__")
+    __slots__ = ("_vg_id", "_vg_worker", "_vg_info", "_vg_buffer", "_vg_drain", "_vg_iterated", "_vg_ahead",
+                 "_vg_ra", "__weakref__")
 
     def __init__(self, worker: Worker, rid: int, info: dict[str, Any]) -> None:
         object.__setattr__(self, "_vg_id", rid)
@@ -118,6 +120,8 @@ class OracleRef:
         object.__setattr__(self, "_vg_buffer", None)
         object.__setattr__(self, "_vg_drain", False)
         object.__setattr__(self, "_vg_iterated", False)
+        object.__setattr__(self, "_vg_ahead", False)  # whether the buffer was read ahead (see _next)
+        object.__setattr__(self, "_vg_ra", READ_AHEAD_FIRST)  # items the next read ahead asks for; 0: never
 
     def _vg(self, do: str, *args: Any, **extra: Any) -> Any:
         object.__setattr__(self, "_vg_iterated", False)
@@ -232,17 +236,27 @@ def _next(self: OracleRef) -> Any:
     buffer = self._vg_buffer
     if buffer:
         item = buffer.pop()
+        if self._vg_ahead:  # read ahead: the oracle's own iterator moves only by what is taken
+            took = self._vg_worker.took
+            took[self._vg_id] = took.get(self._vg_id, 0) + 1
         if isinstance(item, _End):
             raise item.exc
         return item
-    drain = self._vg_drain
-    items, end = self._vg_worker.next_batch(self._vg_id, MAX_BATCH if drain else 1)
+    worker, drain, ahead = self._vg_worker, self._vg_drain, self._vg_ra
+    if drain or not ahead:
+        items, end = worker.next_batch(self._vg_id, MAX_BATCH if drain else 1)
+        read_ahead = False
+    else:
+        items, end, read_ahead = worker.read_ahead(self._vg_id, ahead)
+        # Doubled while the oracle reads this iterator ahead; one at a time, as before, where it will not.
+        object.__setattr__(self, "_vg_ra", min(2 * ahead, MAX_BATCH) if read_ahead else 0)
     if end is not None:
         items.append(_End(end))
     if not items:
         raise StopIteration
     items.reverse()
     object.__setattr__(self, "_vg_buffer", items)
+    object.__setattr__(self, "_vg_ahead", read_ahead)
     return _next(self)
 
 
@@ -417,6 +431,7 @@ class Worker:
         self.next_id = 1
         self.refs: weakref.WeakValueDictionary[int, OracleRef] = weakref.WeakValueDictionary()
         self.released: list[int] = []
+        self.took: dict[int, int] = {}  # oracle iterator id → items taken from what it read ahead, not yet said
         self.depth = 0
         self.called: tuple[list[Any], dict[str, Any]] | None = None
         self.warned: list[list[Any]] = []
@@ -662,7 +677,14 @@ class Worker:
             frame["unlink"] = dropped
 
     def _sync_in(self, frame: dict[str, Any]) -> None:
-        """Apply the oracle's changes to the containers it shares with this side (its code changed them)."""
+        """Apply the oracle's changes to the containers it shares with this side (its code changed them), and
+        forget what was read ahead of an oracle iterator that the oracle's own code has moved since."""
+        for rid in frame.get("drop") or ():
+            ref = self.refs.get(rid) if type(rid) is int else None
+            if ref is not None and ref._vg_ahead:
+                object.__setattr__(ref, "_vg_buffer", None)
+                object.__setattr__(ref, "_vg_ahead", False)
+                object.__setattr__(ref, "_vg_ra", READ_AHEAD_FIRST)
         for lid, tree in frame.get("sync") or ():
             copy_ = self.links.get(lid)
             if copy_ is not None:
@@ -729,6 +751,8 @@ class Worker:
             raise BoundaryFault(f"calls nested more than {MAX_DEPTH} deep across the isolation boundary")
         if self.released:
             message["rel"], self.released = self.released, []
+        if self.took:
+            message["took"], self.took = [[rid, n] for rid, n in self.took.items()], {}
         self._attach(message)
         self._sync_out(message)
         codec.write_frame(self.wfd, message)
@@ -759,7 +783,9 @@ class Worker:
     def next_batch(self, rid: int, n: int) -> tuple[list[Any], BaseException | None]:
         """Up to ``n`` items of the oracle iterator ``rid`` and how it ended (``StopIteration`` or its
         exception) when it ended within them."""
-        answer = self._exchange({"op": "cb", "obj": rid, "do": "next", "args": [], "n": n})
+        return self._items_of(self._exchange({"op": "cb", "obj": rid, "do": "next", "args": [], "n": n}))
+
+    def _items_of(self, answer: dict[str, Any]) -> tuple[list[Any], BaseException | None]:
         if "fail" in answer:
             raise BoundaryFault(str(answer["fail"])[:MAX_TEXT])
         if "raise" in answer and "ok" not in answer:
@@ -771,6 +797,14 @@ class Worker:
         elif "then" in answer:
             end = self._exception(answer["then"])
         return items, end
+
+    def read_ahead(self, rid: int, n: int) -> tuple[list[Any], BaseException | None, bool]:
+        """Up to ``n`` items of the oracle iterator ``rid`` read ahead, where the oracle can (docs/design.md
+        §8.1 "Batching"), how it ended within them, and whether they were read ahead; else one item, as
+        :meth:`next_batch` gives it."""
+        answer = self._exchange({"op": "cb", "obj": rid, "do": "next", "args": [], "n": n, "ra": True})
+        items, end = self._items_of(answer)
+        return items, end, bool(answer.get("ra"))
 
     linking = False  # decoding a callback's result (see _linked)
 
@@ -1053,6 +1087,8 @@ class Worker:
             answer = {"raise": self.exception(exc)}
         if self.released:
             answer["rel"], self.released = self.released, []
+        if self.took:
+            answer["took"], self.took = [[rid, n] for rid, n in self.took.items()], {}
         self._attach(answer)
         self._sync_out(answer)
         try:

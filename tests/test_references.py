@@ -361,18 +361,19 @@ def test_an_assertion_the_candidate_swallows_is_raised_at_the_call(lib: Any) -> 
         lib.swallow(check)  # candidate code caught it; the oracle's judgement stands
 
 
+def _recorded(pulled: list[int]) -> Any:
+    """0 to 9, each recorded in ``pulled`` as it is made: an oracle iterator whose reading has effects."""
+    for i in range(10):
+        pulled.append(i)
+        yield i
+
+
 def test_an_oracle_iterator_is_taken_one_item_at_a_time(lib: Any) -> None:
     it = iter([1, 2, 3, 4])
     assert lib.take(it, 2) == [1, 2]
     assert next(it) == 3  # the candidate took exactly two
     pulled: list[int] = []
-
-    def numbers() -> Any:
-        for i in range(10):
-            pulled.append(i)
-            yield i
-
-    gen = numbers()
+    gen = _recorded(pulled)
     assert lib.take(gen, 3) == [0, 1, 2] and pulled == [0, 1, 2]
 
 
@@ -414,13 +415,7 @@ def test_reading_ahead_moves_the_oracle_s_iterator_only_by_what_candidate_code_t
 
 def test_a_worker_cannot_make_the_oracle_read_ahead_what_has_effects(lib: Any) -> None:
     pulled: list[int] = []
-
-    def numbers() -> Any:
-        for i in range(10):
-            pulled.append(i)
-            yield i
-
-    gen = numbers()
+    gen = _recorded(pulled)
     assert lib.grab_ahead(gen, 500) == [1, False] and pulled == [0]  # one item, as a plain next() takes
     plain = (i + 1 for i in range(10))
     assert lib.grab_ahead(plain, 500) == [10, True]

@@ -63,3 +63,18 @@ def test_check_names_a_test_the_boundary_changes_and_offers_no_freeze(tmp_path) 
     # --no-plain: the gate's run alone, as before (the failure looks like the project's own)
     proc = cli("check", str(repo / "oracle"), "--repo", str(repo), "--no-plain")
     assert proc.returncode == 0 and "no boundary" not in proc.stdout and "a freeze would forgive" in proc.stdout
+
+
+def test_freeze_refuses_a_failure_the_boundary_makes(tmp_path) -> None:
+    # The same silent difference: `freeze --rev` runs the property both ways before its replays and
+    # refuses, so the boundary's failure is never recorded as the project's (and nothing is written).
+    files = {"src/calc.py": CALC, "oracle/properties/test_same.py": SAME}
+    repo = project(tmp_path, files, [{"id": "prop.same", "oracle": "properties/test_same.py", "kind": "example"}], [])
+    ledger = repo / "oracle" / "freeze_ledger.json"
+    before = ledger.read_bytes() if ledger.exists() else None
+    proc = cli("freeze", "--rev", "HEAD", "--pack", str(repo / "oracle"), "--repo", str(repo), "--id", "prop.same",
+               "--reason", "known", "--ledger", str(ledger), "--replays", "1")
+    assert proc.returncode == 2, proc.stderr
+    assert "test_same.py::test_same_object: failed under the gate, passed with no boundary" in proc.stderr
+    assert "isolation: none" in proc.stderr and "Traceback" not in proc.stderr
+    assert (ledger.read_bytes() if ledger.exists() else None) == before

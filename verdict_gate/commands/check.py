@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,8 +178,10 @@ class Report:
 FORMAT = "verdict-gate/check/v2"  # v2: per-property data (v1: the text lines)
 
 
-def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plain: bool = True) -> Report:
-    """Run every property of the pack on ``rev`` (a detached worktree) or on the work tree (``None``).
+def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plain: bool = True,
+          only: Sequence[str] | None = None) -> Report:
+    """Run every property of the pack (or those in ``only``) on ``rev`` (a detached worktree) or on the
+    work tree (``None``).
 
     Returns the :class:`Report`: per property whether it ran, its status, whether a freeze would forgive
     it and, if not, why; with ``plain``, the properties are run again with no boundary (isolation
@@ -196,7 +199,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
     commit = git.resolve(repo, rev or "HEAD", "--rev")
     with scratch_dir() as scratch:
         oracle_pack = pack.load(source, repo, scratch, options=options, progress=progress)
-        props = list(oracle_pack.catalog.properties)
+        props = [p for p in oracle_pack.catalog.properties if only is None or p.id in only]
         where = rev or "the work tree"
         progress(f"checking {len(props)} propert{'y' if len(props) == 1 else 'ies'} on {where}")
         sub = scratch / "check"

@@ -29,6 +29,10 @@ The evidence is either replayed now, or read from a file:
       every try of the property in FILE (written by `verdict-gate replay [--replays N]`, or a gate's
       evidence); with --replays, FILE must hold at least N tries.
 
+With --rev, the property first runs once under the gate and once with no isolation boundary (as
+`verdict-gate check` runs it); a test that ends differently is refused, because its failure would be
+the boundary's, not the project's. --base-sig runs nothing: run `verdict-gate check --rev REV` first.
+
 The replays decide the kind: a failure set that showed on every replay is a deterministic freeze;
 replays that differ (some passed, or failed differently) make a flaky freeze, recording the union of
 the failures seen and the rate (failed k of n replays). --kind deterministic refuses replays that
@@ -54,6 +58,27 @@ def add_parser(sub: Any) -> None:
     frz.set_defaults(run=run)
 
 
+def refuse_boundary_differences(args: argparse.Namespace) -> None:
+    """Before the replays: run the property on ``--rev`` under the gate and with no boundary (as
+    ``verdict-gate check`` does), so that a failure the boundary makes, even one that raises nothing, is
+    never recorded as the project's.
+
+    Raises:
+        GateError: a test node ends differently with no boundary (nothing is written).
+    """
+    from verdict_gate.commands.check import BOUNDARY_FIX, check
+    from verdict_gate.core.errors import GateError
+
+    report = check(Path(args.repo), args.pack, args.rev, pack_options(args), only=[args.id])
+    differing = [d for c in report.properties for d in c.boundary]
+    if differing:
+        shown = "; ".join(f"{node}: {gate} under the gate, {plain} with no boundary"
+                          for node, gate, plain in differing[:5])
+        more = f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""
+        raise GateError("--id", args.id, f"ends differently with no isolation boundary on {args.rev} ({shown}{more}): "
+                        "a freeze would record a failure the boundary makes as the project's", BOUNDARY_FIX)
+
+
 def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.errors import EXIT_PROMOTED
     from verdict_gate.run.freeze import DEFAULT_REPLAYS, check_flags, record, tries_by_replay, tries_from_file
@@ -62,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     check_replay_flags(args)
     check_flags(args.reason, args.first_seen, args.expires_on)  # before a replay: a bad flag fails now
     if args.rev is not None:
+        refuse_boundary_differences(args)
         replays = args.replays or DEFAULT_REPLAYS
         tries = tries_by_replay(Path(args.repo), args.rev, args.pack, args.id, replays, options=pack_options(args),
                                 progress=progress, notice=lambda n: print(f"note: {n}", file=sys.stderr))

@@ -30,8 +30,9 @@ The evidence is either replayed now, or read from a file:
       evidence); with --replays, FILE must hold at least N tries.
 
 With --rev, the property first runs once under the gate and once with no isolation boundary (as
-`verdict-gate check` runs it); a test that ends differently is refused, because its failure would be
-the boundary's, not the project's. --base-sig runs nothing: run `verdict-gate check --rev REV` first.
+`verdict-gate check` runs it: REV's code then runs as plain pytest runs it, so freeze revisions you
+would run pytest on); a test that ends differently is refused, because its failure would be the
+boundary's, not the project's. --base-sig runs nothing: run `verdict-gate check --rev REV` first.
 
 The replays decide the kind: a failure set that showed on every replay is a deterministic freeze;
 replays that differ (some passed, or failed differently) make a flaky freeze, recording the union of

@@ -210,11 +210,35 @@ def signature_of(f):
 def signature_is_a_descriptor(f):
     return hasattr(f, "__signature__") and hasattr(f.__signature__, "__get__")
 
+class Documented:
+    """A class whose docstring a doctest would run.
+
+    >>> raise SystemExit("a doctest of the candidate's ran in the oracle")
+    """
+
+def documented():
+    """>>> raise SystemExit("a doctest of the candidate's ran in the oracle")"""
+
 class Curried:
     """Takes its function's __module__ as its own, as toolz's curry does."""
     def __init__(self, func):
         self.func = func
         self.__module__ = getattr(func, "__module__", None)
+
+def swallow_then_forge(f, key, value):
+    """A hostile worker: swallows the oracle's assertion, then adds ``key`` to the frame it answers with."""
+    worker = f._vg_worker
+    try:
+        f()
+    except BaseException:
+        pass
+    send = worker._sync_out
+    def forged(frame):
+        del worker._sync_out
+        send(frame)
+        frame[key] = value
+    worker._sync_out = forged
+    return "returned normally"
 
 def grab_ahead(ref, n):
     """A hostile worker asking the oracle to read any iterator ahead."""
@@ -231,7 +255,6 @@ def forge(ref, do, name):
 '''
 
 STAR = '''
-"""Names a star import takes."""
 __all__ = ["sum", "len", "apply", "answer"]
 
 def sum(xs):
@@ -422,6 +445,20 @@ def test_a_worker_cannot_make_the_oracle_read_ahead_what_has_effects(lib: Any) -
     assert next(plain) == 1  # read from a copy: the oracle's own has not moved
 
 
+@pytest.mark.parametrize(("key", "value"), [("took", [[1, 2, 3]]), ("took", 5), ("rel", 5), ("sync", 5),
+                                            ("kept", 5)])
+def test_a_malformed_frame_is_a_crash_not_an_exception_of_the_oracle_s(lib: Any, client: proxy.Client, key: str,
+                                                                      value: Any) -> None:
+    # The forged part must neither hide the oracle's swallowed assertion behind an exception a test could
+    # expect (pytest.raises(TypeError)) nor go unrecorded: the worker is crashed, out of band.
+    def check() -> None:
+        raise AssertionError("the oracle says no")
+
+    with pytest.raises(proxy.WorkerCrashed, match="malformed"):
+        lib.swallow_then_forge(check, key, value)
+    assert client.failure is not None
+
+
 def test_reading_ahead_stops_where_the_oracle_s_generator_raises(lib: Any) -> None:
     quotients = (12 // (i - 3) for i in range(6))
     assert lib.upto_error(quotients) == [-4, -6, -12, "ZeroDivisionError"]
@@ -568,13 +605,22 @@ def test_a_candidate_object_s_own_module_is_its_own(lib: Any) -> None:
     assert lib.Curried(len).__module__ == "builtins"
 
 
-def test_a_candidate_module_s_docstring_is_its_own(client: proxy.Client, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "meta_path", [proxy.Finder(client, {"calc"}), *sys.meta_path])
-    for name in ("calc", "calc.star"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    import calc.star  # type: ignore[import-not-found]
+def test_a_doctest_of_candidate_code_is_refused_not_run(client: proxy.Client, lib: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A docstring of the candidate's is the candidate's text: a doctest would run it as code in the oracle's
+    # process. Refused as a limit of the boundary (recorded out of band), never run.
+    import doctest
 
-    assert calc.star.__doc__ == "Names a star import takes." and calc.__doc__ is None
+    monkeypatch.setattr(doctest.DocTestFinder, "find", doctest.DocTestFinder.find)  # undone after the test
+    monkeypatch.setattr(doctest.DocTestFinder, "_find", doctest.DocTestFinder._find)
+    proxy._fence_doctest(client)
+    for target in (lib.Documented, lib.documented, lib.Documented()):
+        with pytest.raises(proxy.NotCrossable, match="doctest"):
+            doctest.run_docstring_examples(target, {})
+    with pytest.raises(proxy.NotCrossable, match="doctest"):
+        doctest.testmod(lib)
+    assert len(client.boundary) == 4
+    doctest.run_docstring_examples(_recorded, {})  # the oracle's own docstrings still run
 
 
 def test_names_identity_copy_and_pickle(lib: Any) -> None:

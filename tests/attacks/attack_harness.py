@@ -306,6 +306,13 @@ def inplace_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_base(tmp_path_factory.mktemp("inplace-base") / "calc", HERE / "base_inplace")
 
 
+@pytest.fixture(scope="session")
+def doctest_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus a property that runs the doctests of a candidate module (``base_doctest/``),
+    as toolz's own suite does: the base of the cases whose payload is a docstring."""
+    return build_base(tmp_path_factory.mktemp("doctest-base") / "calc", HERE / "base_doctest")
+
+
 FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
 
 
@@ -478,27 +485,26 @@ _TOKENS: list[str] = []
 
 @pytest.fixture
 def arena(attack_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
-    world = Arena(attack_base, tmp_path, gate_cache)
-    _TOKENS.append(world.token)
-    try:
-        yield world
-    finally:
-        world.cleanup()
+    yield from _arena(attack_base, tmp_path, gate_cache)
 
 
 @pytest.fixture
 def frozen_arena(frozen_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
-    world = Arena(frozen_base, tmp_path, gate_cache)
-    _TOKENS.append(world.token)
-    try:
-        yield world
-    finally:
-        world.cleanup()
+    yield from _arena(frozen_base, tmp_path, gate_cache)
 
 
 @pytest.fixture
 def inplace_arena(inplace_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
-    world = Arena(inplace_base, tmp_path, gate_cache)
+    yield from _arena(inplace_base, tmp_path, gate_cache)
+
+
+@pytest.fixture
+def doctest_arena(doctest_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    yield from _arena(doctest_base, tmp_path, gate_cache)
+
+
+def _arena(base: Path, tmp_path: Path, gate_cache: Path) -> Iterator[Arena]:
+    world = Arena(base, tmp_path, gate_cache)
     _TOKENS.append(world.token)
     try:
         yield world

@@ -34,8 +34,11 @@ def load_meta(case: Path) -> dict:
     meta = yaml.safe_load((case / "attack.yaml").read_text())
     assert {"description", "tries", "fence"} <= set(meta), f"{case.name}: attack.yaml needs description, tries, fence"
     assert set(meta.get("fences", [])) <= FENCES, f"{case.name}: unknown fences {meta.get('fences')}"
-    assert meta.get("base", "calc") in ("calc", "frozen"), f"{case.name}: unknown base {meta.get('base')}"
+    assert meta.get("base", "calc") in ARENAS, f"{case.name}: unknown base {meta.get('base')}"
     return meta
+
+
+ARENAS = {"calc": "arena", "frozen": "frozen_arena", "doctest": "doctest_arena"}  # a case's base → its fixture
 
 
 def test_the_corpus_is_big_enough() -> None:
@@ -45,8 +48,9 @@ def test_the_corpus_is_big_enough() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_attack_is_not_promoted(case: Path, request: pytest.FixtureRequest) -> None:
     meta = load_meta(case)
-    # base: frozen gates the case on the base whose known failures are frozen in the ledger (base_frozen/).
-    arena: Arena = request.getfixturevalue("frozen_arena" if meta.get("base") == "frozen" else "arena")
+    # base: frozen gates the case on the base whose known failures are frozen in the ledger (base_frozen/);
+    # base: doctest on the base with a property that runs a candidate module's doctests (base_doctest/).
+    arena: Arena = request.getfixturevalue(ARENAS[meta.get("base", "calc")])
     repo = arena.repo("attack")
     arena.apply(repo, case, meta)
     before = user_state(repo)

@@ -551,17 +551,25 @@ class Client:
     def _extras(self, frame: dict[str, Any]) -> None:
         """What travels with a frame: oracle references the worker dropped, what candidate code printed
         (written to this process's stdout/stderr, where pytest's capture sees it) and warned (raised
-        again here, through this process's filters: ``pytest.warns``, ``-W error``)."""
-        if "took" in frame:
-            self._took(frame)
-        for rid in frame.get("rel") or ():
-            if type(rid) is int:
-                self.ahead.pop(rid, None)
-            obj = self.local.pop(rid, None) if type(rid) is int else None
-            if obj is not None and self.local_ids.get(id(obj)) == rid:
-                del self.local_ids[id(obj)]
-        if "kept" in frame or "sync" in frame or "unlink" in frame:
-            self._sync_in(frame)
+        again here, through this process's filters: ``pytest.warns``, ``-W error``).
+
+        Raises:
+            WorkerCrashed: a part of the frame has a shape no worker of ours sends (recorded out of band:
+                never an exception the oracle's own code could mistake for its own).
+        """
+        try:
+            if "took" in frame:
+                self._took(frame)
+            for rid in frame.get("rel") or ():
+                if type(rid) is int:
+                    self.ahead.pop(rid, None)
+                obj = self.local.pop(rid, None) if type(rid) is int else None
+                if obj is not None and self.local_ids.get(id(obj)) == rid:
+                    del self.local_ids[id(obj)]
+            if "kept" in frame or "sync" in frame or "unlink" in frame:
+                self._sync_in(frame)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, BufferError, codec.ProtocolError) as bad:
+            raise self._crash(f"the worker sent a malformed frame ({type(bad).__name__}: {str(bad)[:200]})") from None
         out, err = frame.get("out"), frame.get("err")
         if isinstance(out, str) and out:
             sys.stdout.write(out)
@@ -2241,11 +2249,7 @@ class _Loader(importlib.abc.Loader):
         self.client = client
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = ProxyModule(spec.name, self.client)
-        doc = spec.loader_state
-        if type(doc) is str:
-            _own(module)["__doc__"] = doc  # the candidate module's docstring, as it was imported
-        return module
+        return ProxyModule(spec.name, self.client)
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
@@ -2278,7 +2282,7 @@ class Finder(importlib.abc.MetaPathFinder):
                 return None
             raise
         spec = importlib.machinery.ModuleSpec(fullname, _Loader(self.client), origin="verdict-gate-worker",
-                                              is_package=bool(found.get("pkg")), loader_state=found.get("doc"))
+                                              is_package=bool(found.get("pkg")))
         if found.get("pkg"):
             spec.submodule_search_locations = []
         return spec
@@ -2338,11 +2342,41 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
     import fails with the fix, rather than judge either one silently."""
     client.oracle_roots = [os.path.realpath(pack_dir) + os.sep, pack_dir.rstrip(os.sep) + os.sep]
     _follow_random(client)
+    _fence_doctest(client)
     if modules:
         return _insert(Finder(client, modules))
     names = candidate_names(python_path, pack_module_names(pack_dir))
     ambiguous = {n for n in names if importlib.machinery.PathFinder.find_spec(n, sys.path) is not None}
     return _insert(Finder(client, names - ambiguous, ambiguous))
+
+
+def _fence_doctest(client: Client) -> Any:
+    """Wrap ``doctest.DocTestFinder._find`` (``testmod``, ``run_docstring_examples`` and pytest's doctest
+    finder all walk through it) so a doctest of a candidate module, class, function or object is refused as a
+    boundary limit: its docstring is the candidate's text, and running it would run the candidate's code in
+    this process, outside the worker. Returns the original (to undo it)."""
+    import doctest
+
+    original, walk = doctest.DocTestFinder.find, doctest.DocTestFinder._find  # type: ignore[attr-defined]
+
+    def refuse(obj: Any, name: Any) -> None:
+        if isinstance(obj, (ProxyModule, Handle)):
+            raise client.limit(f"a doctest of the candidate's {name or 'object'!s:.200}: its docstring is the "
+                               "candidate's text, "
+                               "which a doctest runs as code in the oracle's process; run its doctests in the "
+                               "project's own test suite, or set isolation: none for this property")
+
+    def find(self: Any, obj: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
+        refuse(obj, name)
+        return original(self, obj, name, *args, **kwargs)
+
+    def find_in(self: Any, tests: Any, obj: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse(obj, name)  # a module's members and its __test__ entries
+        return walk(self, tests, obj, name, *args, **kwargs)
+
+    doctest.DocTestFinder.find = find  # type: ignore[method-assign]
+    doctest.DocTestFinder._find = find_in  # type: ignore[attr-defined]
+    return original, walk
 
 
 def _follow_random(client: Client) -> Any:

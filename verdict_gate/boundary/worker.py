@@ -872,9 +872,7 @@ class Worker:
         op = req.get("op")
         if op == "import":
             module = importlib.import_module(req["mod"])
-            doc = getattr(module, "__doc__", None)
-            return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or ""),
-                    "doc": doc[:MAX_TEXT] if type(doc) is str else None}
+            return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or "")}
         if op == "getattr":
             return _Live(getattr(self._target(req), req["name"]))
         if op == "setattr":

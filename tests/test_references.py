@@ -459,6 +459,31 @@ def test_a_malformed_frame_is_a_crash_not_an_exception_of_the_oracle_s(lib: Any,
     assert client.failure is not None
 
 
+def test_a_forked_child_of_the_oracle_cannot_reach_the_worker(lib: Any) -> None:
+    # A child of the oracle's (a multiprocessing pool's, forked) holds a copy of its pipes: refused there,
+    # never a frame racing the parent's on the one channel.
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what a call did, and leave without running anything of pytest's
+        try:
+            lib.echo(1)
+            said = b"answered"
+        except proxy.NotCrossable as exc:
+            said = b"refused: " + str(exc).encode()
+        except BaseException as exc:
+            said = b"other: " + type(exc).__name__.encode()
+        os.write(write, said[:500])
+        os._exit(0)
+    os.close(write)
+    said = os.read(read, 600)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert said.startswith(b"refused: ") and b"child process" in said, said
+    assert lib.echo(2) == 2  # the oracle's own channel is intact
+
+
 def test_reading_ahead_stops_where_the_oracle_s_generator_raises(lib: Any) -> None:
     quotients = (12 // (i - 3) for i in range(6))
     assert lib.upto_error(quotients) == [-4, -6, -12, "ZeroDivisionError"]

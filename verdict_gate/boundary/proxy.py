@@ -265,6 +265,7 @@ class Client:
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
         self.as_itself = False
         self.keep: list[Any] = []  # oracle objects the worker's classes use for as long as it runs
+        self.pid = os.getpid()  # the oracle's process: only it may talk to the worker (see roundtrip)
 
     # lifecycle
 
@@ -479,6 +480,11 @@ class Client:
             WorkerCrashed: any protocol failure (and :attr:`failure` set); IsolationUnavailable: the worker
             cannot be started.
         """
+        if os.getpid() != self.pid:
+            # A child of the oracle's (a multiprocessing pool's, forked) holds a copy of the pipes: a frame it
+            # wrote would race the parent's on one channel.
+            raise NotCrossable("a candidate object used from a child process of the oracle (a multiprocessing "
+                               "pool, a fork): only the oracle's own process can reach the candidate worker")
         with self.lock:
             if self.failure is not None:
                 raise WorkerCrashed(f"the candidate worker crashed earlier in this property: {self.failure}")

@@ -921,3 +921,16 @@ def test_an_oracle_object_answers_only_what_its_type_defines(lib: Any) -> None:
     # a generator is not callable (every class is, through type: that must not make its instances so)
     assert lib.apply(callable, gen) is False
     assert lib.consume(gen) == [0, 1, 2]
+
+
+def test_a_callback_result_that_cannot_cross_leaves_no_link_behind(lib: Any) -> None:
+    # A dict whose value is nested past the codec's depth cap: refused once, and the calls after it work
+    # (it was never linked, so no later frame tries to send it again).
+    deep: Any = ()
+    for _ in range(1100):
+        deep = (deep,)
+    held = {"deep": deep}
+    with pytest.raises(BaseException):  # noqa: B017 - which limit it is does not matter here
+        lib.apply(lambda: held)
+    assert lib.echo(1) == 1
+    assert lib.apply(lambda: {"ok": [1]}) == {"ok": [1]}

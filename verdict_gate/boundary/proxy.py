@@ -567,9 +567,10 @@ class Client:
             if "took" in frame:
                 self._took(frame)
             for rid in frame.get("rel") or ():
-                if type(rid) is int:
-                    self.ahead.pop(rid, None)
-                obj = self.local.pop(rid, None) if type(rid) is int else None
+                if type(rid) is not int:
+                    continue
+                self.ahead.pop(rid, None)
+                obj = self.local.pop(rid, None)
                 if obj is not None and self.local_ids.get(id(obj)) == rid:
                     del self.local_ids[id(obj)]
             if "kept" in frame or "sync" in frame or "unlink" in frame:
@@ -623,10 +624,6 @@ class Client:
             return {"lk": [lid, tree]}
         self.links[lid], self.link_of[id(value)] = value, lid
         nested = self._link_nested(value)
-        if not nested:
-            tree = self.encode(value, top=False)
-            self.link_state[lid] = codec.dumps(tree)
-            return {"lk": [lid, tree]}
         try:
             tree = codec.encode(value, lambda obj: encode_local(self, obj), links=self.link_of, top=False,
                                 fresh={id(child) for child in nested})
@@ -634,8 +631,9 @@ class Client:
             for child in (value, *nested):
                 del self.links[self.link_of.pop(id(child))]
             raise
-        for child in (value, *nested):  # the state both sides agree on names each nested link by its id
+        for child in nested:  # sent with their states inside; the state both sides agree on names them by id
             self.link_state[self.link_of[id(child)]] = codec.dumps(self.encode(child, top=False))
+        self.link_state[lid] = codec.dumps(self.encode(value, top=False) if nested else tree)
         return {"lk": [lid, tree]}
 
     def _link_nested(self, value: Any) -> list[Any]:
@@ -835,7 +833,7 @@ class Client:
             if state is None:
                 continue
             it = state[0]
-            for _ in range(min(n, MAX_BATCH)):
+            for _ in range(min(n, MAX_BATCH)):  # one batch at most: a frame goes out before the next
                 try:
                     next(it)
                 except Exception:  # the copy ended so too: candidate code has had that end already
@@ -2357,10 +2355,11 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
 
 
 def _fence_doctest(client: Client) -> Any:
-    """Wrap ``doctest.DocTestFinder._find`` (``testmod``, ``run_docstring_examples`` and pytest's doctest
-    finder all walk through it) so a doctest of a candidate module, class, function or object is refused as a
-    boundary limit: its docstring is the candidate's text, and running it would run the candidate's code in
-    this process, outside the worker. Returns the original (to undo it)."""
+    """Wrap ``doctest.DocTestFinder.find`` and ``_find`` (``testmod``, ``run_docstring_examples`` and pytest's
+    doctest finder all go through them; ``_find`` walks a module's members and ``__test__``) so a doctest of a
+    candidate module, class, function or object is refused as a boundary limit: its docstring is the
+    candidate's text, and running it would run the candidate's code in this process, outside the worker.
+    Returns the two originals (to undo it)."""
     import doctest
 
     original, walk = doctest.DocTestFinder.find, doctest.DocTestFinder._find  # type: ignore[attr-defined]

@@ -633,14 +633,15 @@ class Worker:
         lid, tree = int(p[0]), p[1]
         before = len(self.links)
         copy_ = self.decode(tree)
+        nested = len(self.links) > before  # links inside it, sent with their states
         if type(copy_) not in (list, dict, set, bytearray):
             raise codec.ProtocolError("a link to something that is not a container")
         if self.linking:  # a callback's result: linked at once (the oracle did so too)
             self.links[lid], self.link_of[id(copy_)] = copy_, lid
         else:
             self.pending[lid] = copy_
-        # With links nested inside (sent with their states), the state both sides agree on names them by id.
-        self.link_state[lid] = codec.dumps(self.encode(copy_, top=False) if len(self.links) > before else tree)
+        # With links nested inside, the state both sides agree on names them by id.
+        self.link_state[lid] = codec.dumps(self.encode(copy_, top=False) if nested else tree)
         return copy_
 
     def _keep(self, base: dict[int, int]) -> None:

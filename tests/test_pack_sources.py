@@ -7,13 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from http_fakes import FakeGitHub, Fault, zip_bytes
 
-from conftest import cli, validate_evidence
+from conftest import cli, commit_all, git, validate_evidence
 from verdict_gate import pack
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.demo import examples_dir
@@ -542,3 +544,92 @@ def test_replay_takes_the_pack_options(example_repo, tmp_path, pack_tgz):
                    "--out", str(tmp_path / "base.sig.json"))
     assert proc.returncode == 0, proc.stderr
     assert "prop.order_total: pass" in proc.stdout
+
+
+# --- git: sources: the tree's listing is checked, then git checks it out ----------------------------------
+
+
+def git_pack(repo: Path, change=None) -> Path:
+    """The example repository with ``change(oracle_dir)`` applied and committed (the pack is ``git:HEAD:oracle``)."""
+    if change is not None:
+        change(repo / "oracle")
+        commit_all(repo, "change the pack")
+    return repo
+
+
+def test_a_git_pack_is_the_committed_tree_and_leaves_the_repository_alone(example_repo, tmp_path):
+    (example_repo / "oracle" / "fixtures" / "deep" / "er").mkdir(parents=True)
+    (example_repo / "oracle" / "fixtures" / "deep" / "er" / "x.bin").write_bytes(bytes(range(256)))
+    (example_repo / "oracle" / "fixtures" / "deep" / "er" / "run.sh").write_text("#!/bin/sh\n")
+    (example_repo / "oracle" / "fixtures" / "deep" / "er" / "run.sh").chmod(0o755)
+    subprocess.run([sys.executable, "-m", "verdict_gate", "manifest", "write", str(example_repo / "oracle")],
+                   check=True, capture_output=True)
+    commit_all(example_repo, "a nested fixture")
+    index_before = (example_repo / ".git" / "index").read_bytes()
+    work = next_work(tmp_path)
+    loaded = pack.load("git:HEAD:oracle", example_repo, work, options=pack.PackOptions())
+    committed = git(example_repo, "ls-tree", "-r", "--name-only", "HEAD:oracle").split()
+    on_disk = sorted(p.relative_to(loaded.dir).as_posix() for p in loaded.dir.rglob("*") if p.is_file())
+    assert on_disk == sorted(committed)
+    for name in committed:
+        assert (loaded.dir / name).read_bytes() == (example_repo / "oracle" / name).read_bytes(), name
+    assert (example_repo / ".git" / "index").read_bytes() == index_before  # a private index: the user's untouched
+    assert not (work / "pack.index").exists()
+    assert loaded.origin["commit"] == git(example_repo, "rev-parse", "HEAD").strip()
+
+
+def _symlink(oracle: Path) -> None:
+    (oracle / "fixtures" / "link.json").symlink_to("/etc/hostname")
+
+
+def _submodule(oracle: Path) -> None:
+    inner = oracle / "fixtures" / "sub"  # a repository inside: `git add` records it as a gitlink
+    inner.mkdir()
+    git(inner, "init", "-q")
+    (inner / "f").write_text("x")
+    commit_all(inner, "inner")
+
+
+def _case_collision(oracle: Path) -> None:
+    (oracle / "fixtures" / "Data.json").write_text("{}")
+    (oracle / "fixtures" / "data.json").write_text("{}")
+    git(oracle.parent, "add", "-A")
+
+
+def _backslash(oracle: Path) -> None:
+    (oracle / "fixtures" / "a\\b.json").write_text("{}")
+
+
+@pytest.mark.parametrize("change, needle", [
+    (_symlink, "'fixtures/link.json': is a symbolic link"),
+    (_submodule, "'fixtures/sub': is a submodule"),
+    (_case_collision, "collides by case"),
+    (_backslash, "backslash"),
+])
+def test_a_git_pack_entry_that_is_no_plain_file_is_void_before_anything_is_written(example_repo, tmp_path,
+                                                                                    change, needle):
+    repo = git_pack(example_repo, change)
+    work = next_work(tmp_path)
+    with pytest.raises(VoidError) as info:
+        pack.load("git:HEAD:oracle", repo, work, options=pack.PackOptions())
+    assert needle in str(info.value) and "fix:" in str(info.value)
+    assert not (work / "pack").exists(), "nothing is checked out before the listing is checked"
+
+
+def test_git_pack_caps_count_directories_and_bytes(example_repo, tmp_path):
+    entries = git(example_repo, "ls-tree", "-r", "-t", "HEAD:oracle").splitlines()
+    with pytest.raises(VoidError, match="more than"):
+        pack.load("git:HEAD:oracle", example_repo, next_work(tmp_path),
+                  options=pack.PackOptions(max_members=len(entries) - 1))
+    assert pack.load("git:HEAD:oracle", example_repo, next_work(tmp_path),
+                     options=pack.PackOptions(max_members=len(entries))).catalog
+    with pytest.raises(VoidError, match="past 100 bytes"):
+        pack.load("git:HEAD:oracle", example_repo, next_work(tmp_path), options=pack.PackOptions(max_bytes=100))
+
+
+def test_a_git_pack_directory_that_does_not_exist_is_a_gate_error(example_repo, tmp_path):
+    work = next_work(tmp_path)
+    with pytest.raises(GateError) as info:
+        pack.load("git:HEAD:no-such-dir", example_repo, work, options=pack.PackOptions())
+    assert "no-such-dir" in str(info.value) and "git:origin/main:oracle" in str(info.value)
+    assert not (work / "pack").exists()

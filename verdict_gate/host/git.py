@@ -178,16 +178,53 @@ def _rmtree(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def archive(repo: Path, treeish: str, dest: Path) -> None:
-    """Write ``git archive --format=tar treeish`` to ``dest`` (streamed, never in memory)."""
-    with open(dest, "wb") as fh:
-        proc = subprocess.run(["git", *SAFE, *LOW_MEMORY, "-C", str(repo), "archive", "--format=tar", treeish],
-                              stdout=fh, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+def tree_entries(repo: Path, treeish: str) -> list[tuple[str, str, int, str]]:
+    """The entries of ``treeish`` (a commit, or ``COMMIT:DIR``), recursively, directories included:
+    ``(mode, kind, size, path)`` per entry as ``git ls-tree -r -t -l -z`` prints it (size -1 for a
+    tree or a submodule; path relative to ``treeish``, as committed).
+
+    Raises:
+        GateError: git is missing, or ``treeish`` names no tree.
+    """
+    proc = git(repo, *LOW_MEMORY, "--literal-pathspecs", "ls-tree", "-r", "-t", "-l", "-z", "--full-tree",
+               "--end-of-options", treeish, check=False)
     if proc.returncode != 0:
         raise GateError("oracle pack", f"git:{treeish}", proc.stderr.decode(errors="replace").strip(),
                         "name a revision and a directory that exist, e.g. git:origin/main:oracle")
+    entries = []
+    for line in proc.stdout.split(b"\0"):
+        if not line:
+            continue
+        meta, _, path = line.partition(b"\t")
+        mode, kind, _object, size = meta.decode("ascii").split()
+        entries.append((mode, kind, -1 if size == "-" else int(size), os.fsdecode(path)))
+    return entries
 
 
+def checkout_tree(repo: Path, treeish: str, dest: Path, index: Path) -> None:
+    """Write the files of ``treeish`` into ``dest`` (an existing, empty directory) with git's own
+    checkout (``read-tree`` into the private index file ``index``, then ``checkout-index``), as a work
+    tree would have them. The repository's own index and work tree are not touched; ``index`` is
+    removed. Check :func:`tree_entries` first: this writes what the tree holds.
+
+    Raises:
+        GateError: git is missing or fails.
+    """
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    try:
+        for args in (("read-tree", "--end-of-options", treeish),
+                     ("--work-tree", str(dest), "checkout-index", "--all")):
+            proc = subprocess.run(["git", *SAFE, *LOW_MEMORY, "-C", str(repo), *args], capture_output=True,
+                                  stdin=subprocess.DEVNULL, env=env)
+            if proc.returncode != 0:
+                raise GateError("oracle pack", f"git:{treeish}", proc.stderr.decode(errors="replace").strip()
+                                or f"git {args[0]} exited {proc.returncode}",
+                                "check that the repository is readable and the disk has room")
+    except FileNotFoundError:
+        raise GateError("git", "PATH", "the git executable was not found", "install git (2.35 or newer)") from None
+    finally:
+        index.unlink(missing_ok=True)
+        index.with_name(index.name + ".lock").unlink(missing_ok=True)
 
 
 def git_config(repo: Path) -> Path | None:

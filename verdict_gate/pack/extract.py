@@ -15,7 +15,7 @@ import tarfile
 import unicodedata
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -58,6 +58,7 @@ class Extracted:
     bytes: int
 
 
+_BAD_CHAR = re.compile(r"[\x00-\x1f\x7f\\]")  # a C0 control character, DEL or a backslash
 NAME_FIX = ("rename that file in the pack to a printable name without backslashes, then run "
             "`verdict-gate manifest write PACKDIR` and commit")
 
@@ -65,20 +66,27 @@ NAME_FIX = ("rename that file in the pack to a printable name without backslashe
 def bad_name(name: str) -> bool:
     """Whether a pack file's relative name has a control character or a backslash (never allowed in a
     pack: such a name cannot be shown in a log or extracted the same way everywhere)."""
-    return any(ord(c) < 32 or ord(c) == 127 for c in name) or "\\" in name
+    return _BAD_CHAR.search(name) is not None
 
 
-class _Names:
-    """Member-name checks shared by tar and zip: relative, no ``..``, unique, no case or
+class Names:
+    """Member-name checks shared by tar, zip and git trees: relative, no ``..``, unique, no case or
     Unicode-normalisation collisions, no file where a directory is (and vice versa)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.files: dict[str, str] = {}
         self.dirs: dict[str, str] = {}
+        self._folded: dict[str, str] = {}  # a directory's path → its key (a pack's members share few)
 
     def refuse(self, raw: str, problem: str, fix: str = REBUILD) -> VoidError:
         return VoidError("oracle pack", f"{self.source} member {raw!r}", problem, fix)
+
+    def _fold(self, path: str) -> str:
+        key = self._folded.get(path)
+        if key is None:
+            key = self._folded[path] = unicodedata.normalize("NFC", path).casefold()
+        return key
 
     def check(self, raw: str, is_dir: bool) -> PurePosixPath | None:
         """The safe relative path of member ``raw``, or None for the archive root itself."""
@@ -86,13 +94,17 @@ class _Names:
             raise self.refuse(raw, "has a control character or backslash in its name", NAME_FIX)
         if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
             raise self.refuse(raw, "escapes the pack (absolute path)")
-        path = PurePosixPath(raw)
-        if ".." in path.parts:
+        # As PurePosixPath reads it (the name is relative): empty and "." components dropped.
+        parts = [part for part in raw.split("/") if part and part != "."]
+        if ".." in parts:
             raise self.refuse(raw, "escapes the pack ('..' component)")
-        if str(path) in ("", "."):
+        if not parts:
             return None
-        key = unicodedata.normalize("NFC", str(path)).casefold()
-        parents = [unicodedata.normalize("NFC", str(p)).casefold() for p in path.parents if str(p) != "."]
+        norm = "/".join(parts)
+        key = unicodedata.normalize("NFC", norm).casefold()
+        # Nearest parent first, as PurePosixPath.parents gives them.
+        spelled = ["/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+        parents = [self._fold(p) for p in spelled]
         for parent in parents:
             if parent in self.files:
                 raise self.refuse(raw, f"is inside {self.files[parent]!r}, which is a file")
@@ -104,11 +116,11 @@ class _Names:
             if other is not None:
                 raise self.refuse(raw, f"is duplicated, or collides by case with {other!r}")
             self.files[key] = raw
-        for parent, p in zip(parents, (str(p) for p in path.parents if str(p) != "."), strict=True):
+        for parent, p in zip(parents, spelled, strict=True):
             self.dirs.setdefault(parent, p)
         if is_dir:
             self.dirs.setdefault(key, raw)
-        return path
+        return PurePosixPath(norm)
 
 
 def _archive_format(archive: Path) -> str:
@@ -157,6 +169,53 @@ def safe_extract(archive: Path, dest: Path, *, source: str, max_members: int = M
         raise
 
 
+@dataclass(frozen=True)
+class TreeEntry:
+    """One line of ``git ls-tree -r -t -l``: git ``mode`` (``100644`` …), object ``kind`` (``blob``, ``tree``,
+    ``commit``), ``size`` in bytes (-1 for a tree or a submodule) and ``path`` relative to the tree listed."""
+
+    mode: str
+    kind: str
+    size: int
+    path: str
+
+
+GIT_LINK_FIX = "commit the file itself in place of the link (packs hold regular files only)"
+
+
+def check_tree(entries: Sequence[TreeEntry], source: str, *, max_members: int = MAX_MEMBERS,
+               max_bytes: int = MAX_BYTES) -> int:
+    """Check a git tree's listing as :func:`safe_extract` checks an archive's members, before anything is
+    written: the same name rules, regular files only (git modes ``100644`` and ``100755``: no symbolic
+    link, no submodule), at most ``max_members`` entries (directories included) and ``max_bytes`` bytes.
+
+    Returns:
+        the bytes the files declare.
+    Raises:
+        VoidError: naming the offending entry.
+    """
+    if len(entries) > max_members:
+        raise _too_many(source, max_members)
+    names = Names(source)
+    declared = 0
+    for entry in entries:
+        names.check(entry.path, entry.kind == "tree")
+        if entry.kind == "tree":
+            continue
+        if entry.mode == "120000":
+            raise names.refuse(entry.path, "is a symbolic link", GIT_LINK_FIX)
+        if entry.kind == "commit":
+            raise names.refuse(entry.path, "is a submodule (a gitlink); packs hold regular files only",
+                               "copy the files the properties need into the pack and commit them")
+        if entry.kind != "blob" or entry.mode not in ("100644", "100755"):
+            raise names.refuse(entry.path, f"has git mode {entry.mode} ({entry.kind}); packs hold regular files only",
+                               GIT_LINK_FIX)
+        if entry.size > max_bytes - declared:
+            raise _too_big(source, max_bytes, entry.path)
+        declared += entry.size
+    return declared
+
+
 def _too_big(source: str, max_bytes: int, member: str) -> VoidError:
     return VoidError("oracle pack", f"{source} member {member!r}", f"expands the pack past {max_bytes} bytes",
                      "shrink the fixtures, or raise the byte cap if this size is expected")
@@ -181,7 +240,7 @@ def _write(fh: IO[bytes], target: Path, budget: int, on_over: Callable[[], VoidE
 
 
 def _extract_tar(archive: Path, dest: Path, source: str, max_members: int, max_bytes: int) -> Extracted:
-    names = _Names(source)
+    names = Names(source)
     plan: list[tuple[tarfile.TarInfo, PurePosixPath]] = []
     declared = 0
     with tarfile.open(archive, "r:*") as tar:
@@ -220,7 +279,7 @@ def _extract_tar(archive: Path, dest: Path, source: str, max_members: int, max_b
 
 
 def _extract_zip(archive: Path, dest: Path, source: str, max_members: int, max_bytes: int) -> Extracted:
-    names = _Names(source)
+    names = Names(source)
     plan: list[tuple[zipfile.ZipInfo, PurePosixPath]] = []
     declared = 0
     with zipfile.ZipFile(archive) as zf:

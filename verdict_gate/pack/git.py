@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import ClassVar
 
+from verdict_gate.core.errors import VoidError
 from verdict_gate.host import git as gitcmd
-from verdict_gate.pack.extract import safe_extract
+from verdict_gate.host.hashing import walk
+from verdict_gate.pack.extract import TreeEntry, check_tree
 from verdict_gate.pack.source import Context
 
 
@@ -22,10 +25,18 @@ class GitSource:
     def materialise(self, ctx: Context) -> str:
         commit = gitcmd.resolve(ctx.repo, self.rev, "pack revision")
         ctx.record["commit"] = commit
-        tar_path = ctx.work / "pack.tar"
-        gitcmd.archive(ctx.repo, f"{commit}:{self.subdir}" if self.subdir else commit, tar_path)
-        try:
-            safe_extract(tar_path, ctx.dest, source=self.display, **ctx.options.caps)
-        finally:
-            tar_path.unlink(missing_ok=True)
+        treeish = f"{commit}:{self.subdir}" if self.subdir else commit
+        # The listing is checked as an archive's members are (pack.extract) before git writes a file:
+        # git's own checkout is then five times quicker than a tar read in Python (benchmarks/README.md).
+        entries = [TreeEntry(*entry) for entry in gitcmd.tree_entries(ctx.repo, treeish)]
+        caps = ctx.options.caps
+        check_tree(entries, self.display, **caps)
+        ctx.dest.mkdir()
+        gitcmd.checkout_tree(ctx.repo, treeish, ctx.dest, ctx.work / "pack.index")
+        # What git wrote, against the cap again (a checkout filter may change a file's size).
+        written = sum(os.lstat(entry.file).st_size for entry in walk(ctx.dest))
+        if written > caps["max_bytes"]:
+            raise VoidError("oracle pack", self.display, f"expands to {written} bytes when checked out, past the "
+                            f"{caps['max_bytes']}-byte cap", "shrink the fixtures, or raise the byte cap if this "
+                            "size is expected")
         return ""

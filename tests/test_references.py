@@ -25,7 +25,7 @@ import pytest
 
 from verdict_gate.boundary import proxy, sandbox
 
-CANDIDATE = '''
+CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
 
 def echo(value):
@@ -209,6 +209,12 @@ def signature_of(f):
 
 def signature_is_a_descriptor(f):
     return hasattr(f, "__signature__") and hasattr(f.__signature__, "__get__")
+
+class Registry(type):
+    """A metaclass of the candidate's."""
+
+class Registered(metaclass=Registry):
+    pass
 
 class Documented:
     """A class whose docstring a doctest would run.
@@ -630,22 +636,50 @@ def test_a_candidate_object_s_own_module_is_its_own(lib: Any) -> None:
     assert lib.Curried(len).__module__ == "builtins"
 
 
-def test_a_doctest_of_candidate_code_is_refused_not_run(client: proxy.Client, lib: Any,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_doctest_of_candidate_code_runs_in_the_worker_or_is_refused(client: proxy.Client, lib: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     # A docstring of the candidate's is the candidate's text: a doctest would run it as code in the oracle's
-    # process. Refused as a limit of the boundary (recorded out of band), never run.
+    # process. doctest.testmod(module) runs in the worker (toolz's own suite does it); any other doctest of
+    # candidate code is refused as a limit of the boundary (recorded out of band), never run here.
     import doctest
 
     monkeypatch.setattr(doctest.DocTestFinder, "find", doctest.DocTestFinder.find)  # undone after the test
     monkeypatch.setattr(doctest.DocTestFinder, "_find", doctest.DocTestFinder._find)
+    monkeypatch.setattr(doctest, "testmod", doctest.testmod)
     proxy._fence_doctest(client)
     for target in (lib.Documented, lib.documented, lib.Documented()):
         with pytest.raises(proxy.NotCrossable, match="doctest"):
             doctest.run_docstring_examples(target, {})
     with pytest.raises(proxy.NotCrossable, match="doctest"):
-        doctest.testmod(lib)
+        doctest.testmod(lib, globs={})  # the oracle's globals cannot go with it
+    assert len(client.boundary) == 4
+    # Both docstrings' examples ran, in the worker: each raised SystemExit there, which doctest reports.
+    assert doctest.testmod(lib) == doctest.TestResults(failed=2, attempted=2)
+    assert "a doctest of the candidate's ran in the oracle" in capsys.readouterr().out  # its report, forwarded
+    lib.__test__ = {}  # toolz's suite adds entries to a module's __test__ before testmod
+    lib.__test__["extra"] = ">>> 1 + 1\n2\n"
+    assert doctest.testmod(lib, report=False) == doctest.TestResults(failed=2, attempted=3)
+    del lib.__test__
     assert len(client.boundary) == 4
     doctest.run_docstring_examples(_recorded, {})  # the oracle's own docstrings still run
+
+
+def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:
+    # toolz's suite picks the curried functions of a module with isinstance(value, curry): the class curry
+    # itself must not be one of them.
+    assert not isinstance(lib.Documented, lib.Documented) and isinstance(lib.Documented(), lib.Documented)
+    assert isinstance(lib.Registered, lib.Registry) and not isinstance(lib.Registered, lib.Registered)
+    assert not isinstance(lib.Documented, lib.Registry) and isinstance(lib.Registered(), lib.Registered)
+
+
+def test_a_candidate_module_s_docstring_crosses_as_text(client: proxy.Client) -> None:
+    import importlib.util
+
+    spec = proxy.Finder(client, {"calc"}).find_spec("calc.lib")  # as the import hook imports it
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    assert module.__doc__ == "The candidate's helpers (a module docstring: text, like a function's)."
 
 
 def test_names_identity_copy_and_pickle(lib: Any) -> None:

@@ -58,12 +58,9 @@ CAUSES: list[tuple[str, str | None, str]] = [
      "the test's module to check a qualified name): the worker pickles it and cannot import the test module"),
     ("code_object", r"AttributeError: __code__", "a candidate function's code object (__code__: a test that "
                                                  "patches or runs a module's main)"),
-    ("doctest", r"AttributeError: __test__|a doctest of the candidate's",
-     "doctests of a candidate module: refused, since a docstring of the candidate's would run as code in the "
-     "oracle's process"),
-    ("module_doc", r"argument of type 'NoneType' is not iterable", "a candidate module's docstring (tlz.__doc__): "
-                                                                     "it does not cross, since a doctest would run it "
-                                                                     "as code in the oracle's process"),
+    ("doctest", r"a doctest of the candidate's",
+     "a doctest of candidate code other than doctest.testmod(module) without globs (which runs in the worker): "
+     "refused, since a docstring of the candidate's would run as code in the oracle's process"),
     ("process_pool", r"object of type 'generator' has no len", "an oracle multiprocessing pool's map handed to "
                                                                "candidate code"),
     ("class_dunder", r"has no attribute '__wrapped__'", "a dunder attribute of a candidate class read by the test "

@@ -1536,8 +1536,14 @@ def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], kwar
     return cls
 
 
+_TYPE_MRO = [["builtins", "type"], ["builtins", "object"]]
+
+
 def _mro_of(obj: Any) -> list[list[str]]:
+    """The class names of ``type(obj)``'s method resolution order, for ``isinstance`` against a candidate class."""
     if isinstance(obj, Handle):
+        if obj._vg_desc.get("k") == "cls":  # a class is an instance of its metaclass, not of itself
+            return [list(n) for n in obj._vg_desc.get("mt") or _TYPE_MRO]
         return [list(n) for n in obj._vg_desc.get("t") or []]
     return [list(n) for n in getattr(type(obj), "_vg_mro", None) or []]
 
@@ -2162,7 +2168,8 @@ class ProxyModule(types.ModuleType):
         _own(self)["_vg_client"] = client
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__") and name not in ("__all__", "__version__", "__file__"):
+        if name.startswith("__") and name.endswith("__") and \
+                name not in ("__all__", "__version__", "__file__", "__test__"):
             raise AttributeError(name)
         client = _client_of(self)
         if name == "__all__":
@@ -2253,7 +2260,13 @@ class _Loader(importlib.abc.Loader):
         self.client = client
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return ProxyModule(spec.name, self.client)
+        module = ProxyModule(spec.name, self.client)
+        doc = spec.loader_state
+        if type(doc) is str:
+            # The candidate module's docstring, as it was imported: text, like a function's __doc__. A doctest
+            # of it never runs here (_fence_doctest: testmod runs in the worker, anything else is refused).
+            _own(module)["__doc__"] = doc
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
@@ -2286,7 +2299,7 @@ class Finder(importlib.abc.MetaPathFinder):
                 return None
             raise
         spec = importlib.machinery.ModuleSpec(fullname, _Loader(self.client), origin="verdict-gate-worker",
-                                              is_package=bool(found.get("pkg")))
+                                              is_package=bool(found.get("pkg")), loader_state=found.get("doc"))
         if found.get("pkg"):
             spec.submodule_search_locations = []
         return spec
@@ -2355,20 +2368,26 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
 
 
 def _fence_doctest(client: Client) -> Any:
-    """Wrap ``doctest.DocTestFinder.find`` and ``_find`` (``testmod``, ``run_docstring_examples`` and pytest's
-    doctest finder all go through them; ``_find`` walks a module's members and ``__test__``) so a doctest of a
-    candidate module, class, function or object is refused as a boundary limit: its docstring is the
-    candidate's text, and running it would run the candidate's code in this process, outside the worker.
-    Returns the two originals (to undo it)."""
+    """Doctests of candidate code never run in this process: a docstring of the candidate's is the candidate's
+    text, and a doctest runs it as code.
+
+    ``doctest.testmod(module)`` of a candidate module runs in the worker, as plain pytest runs it in one process
+    (``name``, ``verbose``, ``report``, ``optionflags`` and ``exclude_empty`` go with it; what it prints is the
+    worker's output, forwarded) and returns its ``TestResults``. Every other doctest of a candidate module,
+    class, function or object is refused as a boundary limit: ``DocTestFinder.find`` and ``_find`` are wrapped
+    (``run_docstring_examples``, a ``testmod`` with the oracle's ``globs`` or ``raise_on_error``, and pytest's
+    doctest finder all go through them; ``_find`` walks a module's members and ``__test__``). Returns the
+    originals (``find``, ``_find``, ``testmod``), to undo it."""
     import doctest
 
-    original, walk = doctest.DocTestFinder.find, doctest.DocTestFinder._find  # type: ignore[attr-defined]
+    original, testmod = doctest.DocTestFinder.find, doctest.testmod
+    walk = doctest.DocTestFinder._find  # type: ignore[attr-defined]
 
     def refuse(obj: Any, name: Any) -> None:
         if isinstance(obj, (ProxyModule, Handle)):
             raise client.limit(f"a doctest of the candidate's {name or 'object'!s:.200}: its docstring is the "
-                               "candidate's text, "
-                               "which a doctest runs as code in the oracle's process; run its doctests in the "
+                               "candidate's text, which a doctest runs as code in the oracle's process; run it "
+                               "with doctest.testmod(module) and no globs (run in the candidate worker), in the "
                                "project's own test suite, or set isolation: none for this property")
 
     def find(self: Any, obj: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -2379,9 +2398,25 @@ def _fence_doctest(client: Client) -> Any:
         refuse(obj, name)  # a module's members and its __test__ entries
         return walk(self, tests, obj, name, *args, **kwargs)
 
+    def in_worker(m: Any = None, name: Any = None, globs: Any = None, verbose: Any = None, report: Any = True,
+                  optionflags: Any = 0, extraglobs: Any = None, raise_on_error: Any = False,
+                  exclude_empty: Any = False) -> Any:
+        options = {"name": name, "verbose": verbose, "report": report, "optionflags": optionflags,
+                   "exclude_empty": exclude_empty}
+        plain = (type(name) in (str, type(None)) and type(verbose) in (bool, type(None)) and type(report) is bool
+                 and type(optionflags) is int and type(exclude_empty) is bool)
+        if not isinstance(m, ProxyModule) or globs is not None or extraglobs is not None or raise_on_error \
+                or not plain:
+            return testmod(m, name, globs, verbose, report, optionflags, extraglobs, raise_on_error, exclude_empty)
+        got = client.request({"op": "doctest", "mod": m.__name__, "opts": options})
+        if not (type(got) is list and len(got) == 2 and all(type(n) is int and n >= 0 for n in got)):
+            raise client._crash("the worker sent a malformed doctest result")
+        return doctest.TestResults(*got)
+
     doctest.DocTestFinder.find = find  # type: ignore[method-assign]
     doctest.DocTestFinder._find = find_in  # type: ignore[attr-defined]
-    return original, walk
+    doctest.testmod = in_worker
+    return original, walk, testmod
 
 
 def _follow_random(client: Client) -> Any:

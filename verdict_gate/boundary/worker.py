@@ -545,6 +545,8 @@ class Worker:
     def _class(self, cls: type) -> dict[str, Any]:
         """A class descriptor: its names, its record shape (if any) and how to reach it again."""
         desc: dict[str, Any] = {"t": codec.mro_names(cls), "ref": self._ref(cls), "id": self._handle(cls)}
+        if type(cls) is not type:  # a metaclass of its own (ABCMeta, EnumMeta …): what isinstance(cls, M) reads
+            desc["mt"] = codec.mro_names(type(cls))
         kind = self._record_kind(cls) if isinstance(cls, type) else None
         if kind is not None:
             desc["rk"] = kind
@@ -873,7 +875,9 @@ class Worker:
         op = req.get("op")
         if op == "import":
             module = importlib.import_module(req["mod"])
-            return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or "")}
+            doc = getattr(module, "__doc__", None)
+            return {"pkg": hasattr(module, "__path__"), "file": str(getattr(module, "__file__", "") or ""),
+                    "doc": doc[:MAX_TEXT] if type(doc) is str else None}
         if op == "getattr":
             return _Live(getattr(self._target(req), req["name"]))
         if op == "setattr":
@@ -935,6 +939,13 @@ class Worker:
         if op == "vars":  # a module's namespace, for the oracle's vars(module)
             return {str(k): v for k, v in vars(self._target(req)).items() if isinstance(k, str)
                     and (not k.startswith("_") or k in ("__name__", "__doc__", "__all__", "__file__"))}
+        if op == "doctest":  # doctest.testmod of a candidate module: its docstrings are candidate code, run here
+            import doctest
+
+            options = {k: v for k, v in (req.get("opts") or {}).items()
+                       if k in ("name", "verbose", "report", "optionflags", "exclude_empty")}
+            found = doctest.testmod(importlib.import_module(str(req["mod"])), **options)
+            return [int(found.failed), int(found.attempted)]
         if op == "ping":
             return None
         raise codec.ProtocolError(f"unknown op {op!r}")

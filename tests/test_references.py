@@ -210,6 +210,20 @@ def signature_of(f):
 def signature_is_a_descriptor(f):
     return hasattr(f, "__signature__") and hasattr(f.__signature__, "__get__")
 
+class Composed:
+    """Answers class attributes as toolz's Compose does."""
+    LIMIT = 3
+    __wrapped__ = None
+
+    @classmethod
+    def make(cls):
+        return cls()
+
+def local_class_instance():
+    class Local:
+        LIMIT = 4
+    return Local()
+
 class Registry(type):
     """A metaclass of the candidate's."""
 
@@ -671,6 +685,17 @@ def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: An
     assert not isinstance(lib.Documented, lib.Documented) and isinstance(lib.Documented(), lib.Documented)
     assert isinstance(lib.Registered, lib.Registry) and not isinstance(lib.Registered, lib.Registered)
     assert not isinstance(lib.Documented, lib.Registry) and isinstance(lib.Registered(), lib.Registered)
+
+
+def test_class_attributes_of_a_candidate_object_s_class_are_the_candidate_class_s(lib: Any) -> None:
+    composed = lib.Composed()
+    assert type(composed).LIMIT == 3 and composed.__class__.__wrapped__ is None  # toolz's test_compose_metadata
+    assert type(type(composed).make()).__name__ == "Composed"  # a classmethod, called through the class
+    for name in ("missing", "__globals__", "_vg_nothing"):
+        with pytest.raises(AttributeError):
+            getattr(type(composed), name)
+    with pytest.raises(AttributeError):  # a class the worker cannot name: no class attributes, as before
+        type(lib.local_class_instance()).LIMIT  # noqa: B018
 
 
 def test_a_candidate_module_s_docstring_crosses_as_text(client: proxy.Client) -> None:

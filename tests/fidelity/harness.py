@@ -63,8 +63,9 @@ CAUSES: list[tuple[str, str | None, str]] = [
      "refused, since a docstring of the candidate's would run as code in the oracle's process"),
     ("process_pool", r"object of type 'generator' has no len", "an oracle multiprocessing pool's map handed to "
                                                                "candidate code"),
-    ("class_dunder", r"has no attribute '__wrapped__'", "a dunder attribute of a candidate class read by the test "
-                                                        "(Compose.__wrapped__)"),
+    ("signature", r"return_annotation|__signature__", "inspect.signature of a candidate callable object with a "
+                                                      "__signature__ of its own (toolz's Compose): a handle has "
+                                                      "none, so inspect follows its __wrapped__"),
     ("pickle_state", None, "a pickled candidate key that carries a cached hash (cachetools' _HashedTuple): the "
                            "value crosses, its cache does not"),
     ("other", None, "not classified yet: read the message"),

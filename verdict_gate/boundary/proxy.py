@@ -1572,8 +1572,27 @@ class _OwnModule:
         return object.__getattribute__(self, name)
 
 
-def _handle_class(desc: dict[str, Any]) -> type:
-    """The local class of a handle: a subclass of :class:`Handle` named like the candidate's class."""
+class _HandleType(type):
+    """Metaclass of a handle's local class: a class attribute the local class does not have itself
+    (``type(obj).LIMIT``, ``type(obj).parse(...)``, toolz's ``compose(f, h).__class__.__wrapped__``) is read from
+    the candidate's class in the worker, as :meth:`Handle.__getattr__` reads an instance's. A class the worker
+    cannot name (one defined in a function) has none."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__") and name != "__wrapped__"):
+            raise AttributeError(name)
+        home = type.__getattribute__(cls, "__dict__").get("_vg_home")
+        if home is None or "<locals>" in home[1][1]:
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        client, ref = home
+        value = client.request({"op": "getattr", "obj": {"ref": ref}, "name": name})
+        _note_named(client, value, cls)
+        return value
+
+
+def _handle_class(desc: dict[str, Any], client: Client | None = None) -> type:
+    """The local class of a handle: a subclass of :class:`Handle` named like the candidate's class, whose
+    class attributes ``client``'s worker answers (:class:`_HandleType`)."""
     kind = str(desc.get("k"))
     if kind == "cls":
         return RemoteClass
@@ -1586,11 +1605,16 @@ def _handle_class(desc: dict[str, Any]) -> type:
     key = (module, qualname, kind + ("+om" if own_module else ""))
     cls = _HANDLE_CLASSES.get(key)
     if cls is None:
-        cls = type(qualname.rpartition(".")[2] or "Handle", (_OwnModule, base) if own_module else (base,),
-                   {"__slots__": (), "__module__": module, "__qualname__": qualname})
+        cls = _HandleType(qualname.rpartition(".")[2] or "Handle", (_OwnModule, base) if own_module else (base,),
+                          {"__slots__": (), "__module__": module, "__qualname__": qualname})
         cls.__doc__ = _InstanceAttr("__doc__", None)  # type: ignore[assignment]
         if len(_HANDLE_CLASSES) < 10_000:
             _HANDLE_CLASSES[key] = cls
+    home = type.__getattribute__(cls, "__dict__").get("_vg_home")
+    if client is not None and (home is None or home[0] is not client):
+        # The classes are shared by every client of the process (one, in a run); set only when it changes,
+        # since writing a class attribute invalidates the interpreter's caches for that class.
+        cls._vg_home = (client, [module, qualname])  # type: ignore[attr-defined]
     return cls
 
 
@@ -1918,7 +1942,7 @@ def _builtin_value(client: Client, p: dict[str, Any], generation: int) -> Any:
     if type(p.get("h")) is int:
         held = {"k": "obj", "t": desc["t"], "id": p["h"]}
         where = (generation, p["h"])
-        obj.__dict__["_vg_handle"] = client.handles.get(where) or _handle_class(held)(client, held, generation)
+        obj.__dict__["_vg_handle"] = client.handles.get(where) or _handle_class(held, client)(client, held, generation)
         client.handles[where] = obj.__dict__["_vg_handle"]
     return obj
 
@@ -1959,7 +1983,7 @@ def decode(client: Client, tree: Any, generation: int) -> Any:
                 return record_class(client, p, generation)
             if client.via and "via" not in p:
                 p["via"] = client.via
-            handle = _handle_class(p)(client, p, generation)
+            handle = _handle_class(p, client)(client, p, generation)
             if p.get("id") is not None:
                 client.handles[key] = handle
                 if p["id"] in client.releases:  # an earlier handle of it died, its release not sent yet

@@ -1,4 +1,5 @@
-"""The module's documented examples hold, as toolz's own suite checks its curried namespace."""
+"""The module's documented examples hold, as toolz's own suite checks its curried namespace; and the examples
+in its classes' docstrings, run one class at a time (with the oracle's globals, as a pack may)."""
 
 import doctest
 
@@ -7,3 +8,11 @@ import calc.ops
 
 def test_ops_doctests():
     assert doctest.testmod(calc.ops).failed == 0
+
+
+def test_class_docstrings():
+    for name in dir(calc.ops):
+        obj = getattr(calc.ops, name)
+        doc = getattr(obj, "__doc__", None)
+        if callable(obj) and isinstance(doc, str) and ">>>" in doc:
+            doctest.run_docstring_examples(obj, {"calc": calc}, name=name)

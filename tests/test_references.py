@@ -297,7 +297,12 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "src" / "calc" / "__init__.py").write_text("")
     (root / "src" / "calc" / "lib.py").write_text(textwrap.dedent(CANDIDATE))
     (root / "src" / "calc" / "star.py").write_text(textwrap.dedent(STAR))
+    (root / "README.md").write_text(">>> from calc.lib import echo\n>>> echo(2)\n3\n")  # one example of two fails
     return root
+
+
+def client_tree(client: proxy.Client) -> Path:
+    return Path(client.cwd)
 
 
 def _module(client: proxy.Client, name: str) -> Any:
@@ -660,7 +665,9 @@ def test_a_doctest_of_candidate_code_runs_in_the_worker_or_is_refused(client: pr
 
     monkeypatch.setattr(doctest.DocTestFinder, "find", doctest.DocTestFinder.find)  # undone after the test
     monkeypatch.setattr(doctest.DocTestFinder, "_find", doctest.DocTestFinder._find)
-    monkeypatch.setattr(doctest, "testmod", doctest.testmod)
+    for name in ("testmod", "testfile", "_load_testfile"):
+        monkeypatch.setattr(doctest, name, getattr(doctest, name))
+    monkeypatch.setattr(doctest.DocTestParser, "parse", doctest.DocTestParser.parse)
     proxy._fence_doctest(client)
     for target in (lib.Documented, lib.documented, lib.Documented()):
         with pytest.raises(proxy.NotCrossable, match="doctest"):
@@ -677,6 +684,20 @@ def test_a_doctest_of_candidate_code_runs_in_the_worker_or_is_refused(client: pr
     del lib.__test__
     assert len(client.boundary) == 4
     doctest.run_docstring_examples(_recorded, {})  # the oracle's own docstrings still run
+    # A docstring read as a string and parsed by the pack: its examples are the candidate's, refused.
+    text = lib.documented.__doc__
+    with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
+        doctest.DocTestParser().get_doctest(text, {}, "documented", None, 0)
+    with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
+        doctest.run_docstring_examples(text, {})
+    # A text file of the candidate's (its README): testfile runs it in the worker; read any other way, refused.
+    readme = client_tree(client) / "README.md"
+    assert doctest.testfile(str(readme), module_relative=False, report=False) == doctest.TestResults(1, 2)
+    with pytest.raises(proxy.NotCrossable, match="outside the pack"):
+        doctest.testfile(str(readme), module_relative=False, globs={})
+    with pytest.raises(proxy.NotCrossable, match="outside the pack"):
+        doctest.DocFileSuite(str(readme), module_relative=False)
+    assert len(client.boundary) == 8
 
 
 def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:

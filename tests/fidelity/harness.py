@@ -58,9 +58,9 @@ CAUSES: list[tuple[str, str | None, str]] = [
      "the test's module to check a qualified name): the worker pickles it and cannot import the test module"),
     ("code_object", r"AttributeError: __code__", "a candidate function's code object (__code__: a test that "
                                                  "patches or runs a module's main)"),
-    ("doctest", r"a doctest of the candidate's",
-     "a doctest of candidate code other than doctest.testmod(module) without globs (which runs in the worker): "
-     "refused, since a docstring of the candidate's would run as code in the oracle's process"),
+    ("doctest", r"a doctest of the candidate's|a text the candidate's code sent|a doctest of the file",
+     "a doctest of candidate text other than doctest.testmod(module) or doctest.testfile(path) without globs "
+     "(which run in the worker): refused, since the candidate's text would run as code in the oracle's process"),
     ("process_pool", r"object of type 'generator' has no len", "an oracle multiprocessing pool's map handed to "
                                                                "candidate code"),
     ("signature", r"return_annotation|__signature__", "inspect.signature of a candidate callable object with a "

@@ -261,6 +261,9 @@ class Client:
         self.next_link = 1
         self.ahead: dict[int, tuple[Any, Any]] = {}  # reference id → (iterator read ahead, its position then)
         self.oracle_roots: list[str] = []  # the pack's directory: a class defined under it is a test's own
+        # Texts with doctest examples the worker sent (docstrings, a module's namespace): _fence_doctest refuses
+        # to parse their examples in this process.
+        self.doc_texts: list[str] = []
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
         self.as_itself = False
@@ -536,6 +539,7 @@ class Client:
         try:
             if kind == "ok":
                 value = decode(self, answer["ok"], generation)
+                self.note_text(value)
                 self._swallowed(None)
                 return value
             if kind == "raise":
@@ -547,6 +551,13 @@ class Client:
             raise self._crash(f"the worker sent a malformed answer ({type(err).__name__}: {err})") from None
         self._swallowed(error)
         raise error
+
+    def note_text(self, value: Any) -> None:
+        """Keep a text the worker sent (a string, or the strings of a module's namespace) that holds doctest
+        examples (``>>>``): the candidate's text, never run here as code (:func:`_fence_doctest`)."""
+        for text in (value,) if type(value) is str else value.values() if type(value) is dict else ():
+            if type(text) is str and ">>>" in text and len(self.doc_texts) < 10_000:
+                self.doc_texts.append(text)
 
     def _swallowed(self, error: BaseException | None) -> None:
         if self.depth == 0 and self.raised_in_callbacks:
@@ -2290,6 +2301,7 @@ class _Loader(importlib.abc.Loader):
             # The candidate module's docstring, as it was imported: text, like a function's __doc__. A doctest
             # of it never runs here (_fence_doctest: testmod runs in the worker, anything else is refused).
             _own(module)["__doc__"] = doc
+            self.client.note_text(doc)
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -2392,27 +2404,34 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
 
 
 def _fence_doctest(client: Client) -> Any:
-    """Doctests of candidate code never run in this process: a docstring of the candidate's is the candidate's
-    text, and a doctest runs it as code.
+    """Doctests of candidate code never run in this process: a docstring or a text file of the candidate's is the
+    candidate's text, and a doctest runs it as code.
 
-    ``doctest.testmod(module)`` of a candidate module runs in the worker, as plain pytest runs it in one process
-    (``name``, ``verbose``, ``report``, ``optionflags`` and ``exclude_empty`` go with it; what it prints is the
-    worker's output, forwarded) and returns its ``TestResults``. Every other doctest of a candidate module,
-    class, function or object is refused as a boundary limit: ``DocTestFinder.find`` and ``_find`` are wrapped
-    (``run_docstring_examples``, a ``testmod`` with the oracle's ``globs`` or ``raise_on_error``, and pytest's
-    doctest finder all go through them; ``_find`` walks a module's members and ``__test__``). Returns the
-    originals (``find``, ``_find``, ``testmod``), to undo it."""
+    - ``doctest.testmod(module)`` of a candidate module runs in the worker, as plain pytest runs it in one
+      process (``name``, ``verbose``, ``report``, ``optionflags`` and ``exclude_empty`` go with it; what it
+      prints is the worker's output, forwarded) and returns its ``TestResults``; so does
+      ``doctest.testfile(path)`` of a file outside the pack (the candidate's README).
+    - Every other doctest of candidate text is refused as a boundary limit: ``DocTestFinder.find`` and ``_find``
+      on a candidate module, class, function or object (``run_docstring_examples``, a ``testmod`` with the
+      oracle's ``globs`` or ``raise_on_error``, pytest's doctest finder, a module's ``__test__``);
+      ``DocTestParser.parse`` of a text whose examples are those of a text the worker sent (a docstring read
+      as a string); a doctest file outside the pack read any other way (``DocFileSuite``, ``testfile`` with
+      the oracle's ``globs``).
+
+    Returns the originals, to undo it: ``find``, ``_find``, ``testmod``, ``parse``, ``testfile``,
+    ``_load_testfile``."""
     import doctest
 
-    original, testmod = doctest.DocTestFinder.find, doctest.testmod
+    original, testmod, testfile = doctest.DocTestFinder.find, doctest.testmod, doctest.testfile
     walk = doctest.DocTestFinder._find  # type: ignore[attr-defined]
+    parse, load = doctest.DocTestParser.parse, doctest._load_testfile  # type: ignore[attr-defined]
+    fix = ("run it with doctest.testmod(module) or doctest.testfile(path) and no globs (run in the candidate "
+           "worker), in the project's own test suite, or set isolation: none for this property")
 
     def refuse(obj: Any, name: Any) -> None:
         if isinstance(obj, (ProxyModule, Handle)):
             raise client.limit(f"a doctest of the candidate's {name or 'object'!s:.200}: its docstring is the "
-                               "candidate's text, which a doctest runs as code in the oracle's process; run it "
-                               "with doctest.testmod(module) and no globs (run in the candidate worker), in the "
-                               "project's own test suite, or set isolation: none for this property")
+                               f"candidate's text, which a doctest runs as code in the oracle's process; {fix}")
 
     def find(self: Any, obj: Any, name: Any = None, *args: Any, **kwargs: Any) -> Any:
         refuse(obj, name)
@@ -2421,6 +2440,60 @@ def _fence_doctest(client: Client) -> Any:
     def find_in(self: Any, tests: Any, obj: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
         refuse(obj, name)  # a module's members and its __test__ entries
         return walk(self, tests, obj, name, *args, **kwargs)
+
+    seen: dict[str, frozenset[str]] = {}  # a text the worker sent → the sources of its examples
+
+    def parsed(self: Any, string: Any, name: Any = "<string>") -> Any:
+        found = parse(self, string, name)
+        mine = {part.source for part in found if isinstance(part, doctest.Example)}
+        if mine and client.doc_texts:
+            for text in client.doc_texts:
+                if text not in seen:
+                    try:
+                        seen[text] = frozenset(p.source for p in parse(self, text, "<candidate>")
+                                               if isinstance(p, doctest.Example))
+                    except ValueError:  # not a doctest's layout: none of its lines is an example doctest runs
+                        seen[text] = frozenset()
+                if mine & seen[text]:
+                    raise client.limit(f"a doctest of {name!s:.200} runs examples of a text the candidate's code "
+                                       "sent (a docstring read as a string): they would run as code in the "
+                                       f"oracle's process; {fix}")
+        return found
+
+    def outside_pack(path: str) -> bool:
+        real = os.path.realpath(path)
+        return not any(real.startswith(root) for root in client.oracle_roots)
+
+    def loaded(filename: Any, package: Any, module_relative: Any, encoding: Any) -> Any:
+        if module_relative and package is None:  # resolved from the caller's module, as doctest resolves it
+            package = sys.modules.get(sys._getframe(2).f_globals.get("__name__", ""))
+        text, path = load(filename, package, module_relative, encoding)
+        if outside_pack(path):
+            raise client.limit(f"a doctest of the file {path!s:.300}, outside the pack: its text is the "
+                               f"candidate's (its tree), which a doctest runs as code in the oracle's process; {fix}")
+        return text, path
+
+    def file_in_worker(filename: Any, module_relative: Any = True, name: Any = None, package: Any = None,
+                       globs: Any = None, verbose: Any = None, report: Any = True, optionflags: Any = 0,
+                       extraglobs: Any = None, raise_on_error: Any = False, parser: Any = None,
+                       encoding: Any = None) -> Any:
+        if module_relative and package is None:
+            package = sys.modules.get(sys._getframe(1).f_globals.get("__name__", ""))
+        path = filename
+        if module_relative:
+            path = doctest._module_relative_path(package, filename)  # type: ignore[attr-defined]
+        options = {"name": name, "verbose": verbose, "report": report, "optionflags": optionflags,
+                   "encoding": encoding}
+        plain = (type(filename) is str and type(name) in (str, type(None)) and type(verbose) in (bool, type(None))
+                 and type(report) is bool and type(optionflags) is int and type(encoding) in (str, type(None)))
+        if outside_pack(path) and globs is None and extraglobs is None and not raise_on_error and parser is None \
+                and plain:
+            got = client.request({"op": "doctestfile", "path": os.path.abspath(path), "opts": options})
+            if not (type(got) is list and len(got) == 2 and all(type(n) is int and n >= 0 for n in got)):
+                raise client._crash("the worker sent a malformed doctest result")
+            return doctest.TestResults(*got)
+        return testfile(filename, module_relative, name, package, globs, verbose, report, optionflags, extraglobs,
+                        raise_on_error, doctest.DocTestParser() if parser is None else parser, encoding)
 
     def in_worker(m: Any = None, name: Any = None, globs: Any = None, verbose: Any = None, report: Any = True,
                   optionflags: Any = 0, extraglobs: Any = None, raise_on_error: Any = False,
@@ -2439,8 +2512,11 @@ def _fence_doctest(client: Client) -> Any:
 
     doctest.DocTestFinder.find = find  # type: ignore[method-assign]
     doctest.DocTestFinder._find = find_in  # type: ignore[attr-defined]
+    doctest.DocTestParser.parse = parsed  # type: ignore[method-assign]
+    doctest._load_testfile = loaded  # type: ignore[attr-defined]
     doctest.testmod = in_worker
-    return original, walk, testmod
+    doctest.testfile = file_in_worker
+    return original, walk, testmod, parse, testfile, load
 
 
 def _follow_random(client: Client) -> Any:

@@ -946,6 +946,13 @@ class Worker:
                        if k in ("name", "verbose", "report", "optionflags", "exclude_empty")}
             found = doctest.testmod(importlib.import_module(str(req["mod"])), **options)
             return [int(found.failed), int(found.attempted)]
+        if op == "doctestfile":  # doctest.testfile of a file outside the pack (the candidate's README): run here
+            import doctest
+
+            options = {k: v for k, v in (req.get("opts") or {}).items()
+                       if k in ("name", "verbose", "report", "optionflags", "encoding")}
+            found = doctest.testfile(str(req["path"]), module_relative=False, **options)
+            return [int(found.failed), int(found.attempted)]
         if op == "ping":
             return None
         raise codec.ProtocolError(f"unknown op {op!r}")

@@ -16,3 +16,16 @@ def test_class_docstrings():
         doc = getattr(obj, "__doc__", None)
         if callable(obj) and isinstance(doc, str) and ">>>" in doc:
             doctest.run_docstring_examples(obj, {"calc": calc}, name=name)
+
+
+def test_module_doc_parsed():
+    """The module docstring's examples, parsed and run explicitly (as some suites check README-like text)."""
+    test = doctest.DocTestParser().get_doctest(calc.ops.__doc__ or "", {"calc": calc}, "calc.ops", None, 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.failures == 0
+
+
+def test_readme():
+    """The README's examples hold, as many projects check theirs (the work tree is the current directory)."""
+    assert doctest.testfile("README.md", module_relative=False).failed == 0

@@ -239,6 +239,9 @@ class Documented:
 def documented():
     """>>> raise SystemExit("a doctest of the candidate's ran in the oracle")"""
 
+def doc_text(n):
+    return f">>> {n}\\n{n}\\n"
+
 class Curried:
     """Takes its function's __module__ as its own, as toolz's curry does."""
     def __init__(self, func):
@@ -698,6 +701,28 @@ def test_a_doctest_of_candidate_code_runs_in_the_worker_or_is_refused(client: pr
     with pytest.raises(proxy.NotCrossable, match="outside the pack"):
         doctest.DocFileSuite(str(readme), module_relative=False)
     assert len(client.boundary) == 8
+
+
+def test_a_worker_that_floods_doctest_texts_makes_every_doctest_a_limit(client: proxy.Client, lib: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The texts kept are capped; past the cap a later one could not be told from the oracle's own, so every
+    # parse with examples is refused (fail closed), never run.
+    import doctest
+
+    monkeypatch.setattr(doctest.DocTestParser, "parse", doctest.DocTestParser.parse)  # undone after the test
+    for name in ("testmod", "testfile", "_load_testfile"):
+        monkeypatch.setattr(doctest, name, getattr(doctest, name))
+    monkeypatch.setattr(doctest.DocTestFinder, "find", doctest.DocTestFinder.find)
+    monkeypatch.setattr(doctest.DocTestFinder, "_find", doctest.DocTestFinder._find)
+    monkeypatch.setattr(proxy, "MAX_DOC_TEXTS", 2)
+    proxy._fence_doctest(client)
+    assert doctest.DocTestParser().get_examples(">>> 1 + 1\n2\n")  # the oracle's own text: parsed
+    for n in range(2):
+        assert lib.doc_text(n) == f">>> {n}\n{n}\n"
+    assert lib.doc_text(0) and not client.doc_texts_full  # a text already kept is not kept twice
+    lib.doc_text(2)
+    with pytest.raises(proxy.NotCrossable, match="more than 2 texts"):
+        doctest.DocTestParser().get_examples(">>> 1 + 1\n2\n")
 
 
 def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:

@@ -262,8 +262,10 @@ class Client:
         self.ahead: dict[int, tuple[Any, Any]] = {}  # reference id → (iterator read ahead, its position then)
         self.oracle_roots: list[str] = []  # the pack's directory: a class defined under it is a test's own
         # Texts with doctest examples the worker sent (docstrings, a module's namespace): _fence_doctest refuses
-        # to parse their examples in this process.
-        self.doc_texts: list[str] = []
+        # to parse their examples in this process. Past MAX_DOC_TEXTS it refuses every parse with examples
+        # (a worker that floods them cannot push a later one out of sight).
+        self.doc_texts: dict[str, None] = {}
+        self.doc_texts_full = False
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
         self.as_itself = False
@@ -539,7 +541,8 @@ class Client:
         try:
             if kind == "ok":
                 value = decode(self, answer["ok"], generation)
-                self.note_text(value)
+                if type(value) is str:
+                    self.note_text(value)
                 self._swallowed(None)
                 return value
             if kind == "raise":
@@ -552,12 +555,15 @@ class Client:
         self._swallowed(error)
         raise error
 
-    def note_text(self, value: Any) -> None:
-        """Keep a text the worker sent (a string, or the strings of a module's namespace) that holds doctest
-        examples (``>>>``): the candidate's text, never run here as code (:func:`_fence_doctest`)."""
-        for text in (value,) if type(value) is str else value.values() if type(value) is dict else ():
-            if type(text) is str and ">>>" in text and len(self.doc_texts) < 10_000:
-                self.doc_texts.append(text)
+    def note_text(self, *texts: Any) -> None:
+        """Keep the texts the worker sent (a string answer, a module's docstring, the strings of its namespace)
+        that hold doctest examples (``>>>``): the candidate's text, never run here as code (:func:`_fence_doctest`)."""
+        for text in texts:
+            if type(text) is str and ">>>" in text and text not in self.doc_texts:
+                if len(self.doc_texts) >= MAX_DOC_TEXTS:
+                    self.doc_texts_full = True
+                    return
+                self.doc_texts[text] = None
 
     def _swallowed(self, error: BaseException | None) -> None:
         if self.depth == 0 and self.raised_in_callbacks:
@@ -2222,6 +2228,8 @@ class ProxyModule(types.ModuleType):
         ``__file__``), as the worker holds it now: a copy."""
         client = _client_of(self)
         found = client.request({"op": "vars", "obj": {"ref": [self.__name__, ""]}})
+        if isinstance(found, dict):
+            client.note_text(*found.values())
         return found if isinstance(found, dict) else {}
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -2403,6 +2411,9 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
     return _insert(Finder(client, names - ambiguous, ambiguous))
 
 
+MAX_DOC_TEXTS = 10_000  # texts with doctest examples a client keeps (Client.note_text)
+
+
 def _fence_doctest(client: Client) -> Any:
     """Doctests of candidate code never run in this process: a docstring or a text file of the candidate's is the
     candidate's text, and a doctest runs it as code.
@@ -2446,6 +2457,10 @@ def _fence_doctest(client: Client) -> Any:
     def parsed(self: Any, string: Any, name: Any = "<string>") -> Any:
         found = parse(self, string, name)
         mine = {part.source for part in found if isinstance(part, doctest.Example)}
+        if mine and client.doc_texts_full:
+            raise client.limit(f"a doctest of {name!s:.200} in a property whose candidate code sent more than "
+                               f"{MAX_DOC_TEXTS} texts with doctest examples: which are the candidate's cannot be "
+                               f"told; {fix}")
         if mine and client.doc_texts:
             for text in client.doc_texts:
                 if text not in seen:
@@ -2459,6 +2474,12 @@ def _fence_doctest(client: Client) -> Any:
                                        "sent (a docstring read as a string): they would run as code in the "
                                        f"oracle's process; {fix}")
         return found
+
+    def in_the_worker(request: dict[str, Any]) -> Any:
+        got = client.request(request)
+        if not (type(got) is list and len(got) == 2 and all(type(n) is int and n >= 0 for n in got)):
+            raise client._crash("the worker sent a malformed doctest result")
+        return doctest.TestResults(*got)
 
     def outside_pack(path: str) -> bool:
         real = os.path.realpath(path)
@@ -2488,10 +2509,7 @@ def _fence_doctest(client: Client) -> Any:
                  and type(report) is bool and type(optionflags) is int and type(encoding) in (str, type(None)))
         if outside_pack(path) and globs is None and extraglobs is None and not raise_on_error and parser is None \
                 and plain:
-            got = client.request({"op": "doctestfile", "path": os.path.abspath(path), "opts": options})
-            if not (type(got) is list and len(got) == 2 and all(type(n) is int and n >= 0 for n in got)):
-                raise client._crash("the worker sent a malformed doctest result")
-            return doctest.TestResults(*got)
+            return in_the_worker({"op": "doctest", "path": os.path.abspath(path), "opts": options})
         return testfile(filename, module_relative, name, package, globs, verbose, report, optionflags, extraglobs,
                         raise_on_error, doctest.DocTestParser() if parser is None else parser, encoding)
 
@@ -2505,10 +2523,7 @@ def _fence_doctest(client: Client) -> Any:
         if not isinstance(m, ProxyModule) or globs is not None or extraglobs is not None or raise_on_error \
                 or not plain:
             return testmod(m, name, globs, verbose, report, optionflags, extraglobs, raise_on_error, exclude_empty)
-        got = client.request({"op": "doctest", "mod": m.__name__, "opts": options})
-        if not (type(got) is list and len(got) == 2 and all(type(n) is int and n >= 0 for n in got)):
-            raise client._crash("the worker sent a malformed doctest result")
-        return doctest.TestResults(*got)
+        return in_the_worker({"op": "doctest", "mod": m.__name__, "opts": options})
 
     doctest.DocTestFinder.find = find  # type: ignore[method-assign]
     doctest.DocTestFinder._find = find_in  # type: ignore[attr-defined]

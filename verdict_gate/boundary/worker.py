@@ -939,19 +939,15 @@ class Worker:
         if op == "vars":  # a module's namespace, for the oracle's vars(module)
             return {str(k): v for k, v in vars(self._target(req)).items() if isinstance(k, str)
                     and (not k.startswith("_") or k in ("__name__", "__doc__", "__all__", "__file__"))}
-        if op == "doctest":  # doctest.testmod of a candidate module: its docstrings are candidate code, run here
-            import doctest
+        if op == "doctest":  # the oracle's doctest.testmod of a candidate module, or testfile of a file outside
+            import doctest  # the pack (the candidate's README): the candidate's text runs here, never there
 
             options = {k: v for k, v in (req.get("opts") or {}).items()
-                       if k in ("name", "verbose", "report", "optionflags", "exclude_empty")}
-            found = doctest.testmod(importlib.import_module(str(req["mod"])), **options)
-            return [int(found.failed), int(found.attempted)]
-        if op == "doctestfile":  # doctest.testfile of a file outside the pack (the candidate's README): run here
-            import doctest
-
-            options = {k: v for k, v in (req.get("opts") or {}).items()
-                       if k in ("name", "verbose", "report", "optionflags", "encoding")}
-            found = doctest.testfile(str(req["path"]), module_relative=False, **options)
+                       if k in ("name", "verbose", "report", "optionflags", "exclude_empty", "encoding")}
+            if "path" in req:
+                found = doctest.testfile(str(req["path"]), module_relative=False, **options)
+            else:
+                found = doctest.testmod(importlib.import_module(str(req["mod"])), **options)
             return [int(found.failed), int(found.attempted)]
         if op == "ping":
             return None

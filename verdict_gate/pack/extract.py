@@ -184,13 +184,11 @@ GIT_LINK_FIX = "commit the file itself in place of the link (packs hold regular 
 
 
 def check_tree(entries: Sequence[TreeEntry], source: str, *, max_members: int = MAX_MEMBERS,
-               max_bytes: int = MAX_BYTES) -> int:
+               max_bytes: int = MAX_BYTES) -> None:
     """Check a git tree's listing as :func:`safe_extract` checks an archive's members, before anything is
     written: the same name rules, regular files only (git modes ``100644`` and ``100755``: no symbolic
     link, no submodule), at most ``max_members`` entries (directories included) and ``max_bytes`` bytes.
 
-    Returns:
-        the bytes the files declare.
     Raises:
         VoidError: naming the offending entry.
     """
@@ -213,7 +211,6 @@ def check_tree(entries: Sequence[TreeEntry], source: str, *, max_members: int = 
         if entry.size > max_bytes - declared:
             raise _too_big(source, max_bytes, entry.path)
         declared += entry.size
-    return declared
 
 
 def _too_big(source: str, max_bytes: int, member: str) -> VoidError:

@@ -18,12 +18,13 @@ import sys
 import textwrap
 import types
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from verdict_gate.boundary import proxy, sandbox
+from verdict_gate.boundary import proxy, sandbox, textfence
 
 CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
@@ -241,6 +242,27 @@ def documented():
 
 def doc_text(n):
     return f">>> {n}\\n{n}\\n"
+
+class Payload:
+    """A repr that is code: eval(repr(obj)) in the oracle would run it there."""
+    def __repr__(self):
+        return "  __import__('sys').exit('candidate text ran in the worker')  "
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+    def __eq__(self, other):
+        return isinstance(other, Point) and self.x == other.x
+    def __repr__(self):
+        return f"Point({self.x!r})"
+
+def code_lines():
+    yield "x = 1"
+    yield "raise SystemExit('candidate text ran in the oracle')"
+
+def pickled(n):
+    import pickle
+    return pickle.dumps(Curried(n))
 
 class Curried:
     """Takes its function's __module__ as its own, as toolz's curry does."""
@@ -723,6 +745,84 @@ def test_a_worker_that_floods_doctest_texts_makes_every_doctest_a_limit(client: 
     lib.doc_text(2)
     with pytest.raises(proxy.NotCrossable, match="more than 2 texts"):
         doctest.DocTestParser().get_examples(">>> 1 + 1\n2\n")
+
+
+@pytest.fixture
+def text_fence(client: proxy.Client) -> Iterator[proxy.Client]:
+    """``client`` with textfence installed in this process, undone after the test."""
+    import builtins
+    import pickle
+
+    originals = textfence.install(client)
+    try:
+        yield client
+    finally:
+        for name in ("eval", "exec", "compile"):
+            setattr(builtins, name, originals[name])
+        pickle.loads = originals["loads"]
+
+
+def test_candidate_text_never_runs_as_code_in_the_oracle(text_fence: proxy.Client, lib: Any) -> None:
+    # eval(repr(obj)) is a common round-trip check: the repr is the candidate's text, and run here it would be
+    # the candidate's code beside pytest and the results. With a namespace of the pack's it is evaluated in the
+    # worker; any other eval, exec or compile of a text the worker sent is refused (a boundary limit), stripped
+    # or not, as str or bytes; an AST (literal_eval) is only data.
+    import ast
+
+    client = text_fence
+    assert eval(repr(lib.Point(3)), {"Point": lib.Point}) == lib.Point(3)
+    text = repr(lib.Payload())
+    with pytest.raises(SystemExit, match="ran in the worker"):
+        eval(text.strip(), {})
+    for run in (lambda: eval(text), lambda: eval(text, {}, {}), lambda: exec(text, {}),
+                lambda: compile(text, "<t>", "eval"), lambda: eval(text.strip().encode())):
+        with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
+            run()
+    lines = list(lib.code_lines())  # an iterator's items are the worker's texts too
+    with pytest.raises(proxy.NotCrossable, match="exec of a text"):
+        exec(lines[1], {})
+    assert len(client.boundary) == 6
+    with pytest.raises(ValueError, match="malformed node"):
+        ast.literal_eval(text)  # parsed to data, never run
+    assert ast.parse(lines[0]).body[0].targets[0].id == "x"
+
+
+def test_the_oracles_own_eval_exec_and_compile_behave_as_the_builtins(text_fence: proxy.Client) -> None:
+    # The wrappers are this process's builtins for every caller (pytest, Hypothesis, dataclasses): the caller's
+    # namespace and future flags, eval's stripping of leading blanks, code objects.
+    local = 40  # noqa: F841  (read by the eval below, through the caller's namespace)
+    assert eval("  local + 2") == 42 and eval(b"\tlocal + 1", {"local": 1}) == 2
+    namespace: dict[str, Any] = {}
+    exec("def f(x: Undefined): return x", namespace)  # this file has `from __future__ import annotations`
+    assert namespace["f"].__annotations__ == {"x": "Undefined"}
+    assert compile("y = 1", "<t>", "exec", dont_inherit=True).co_flags & textfence.FUTURE_FLAGS == 0
+    assert compile("1", "<t>", "eval").co_flags & textfence.FUTURE_FLAGS != 0
+    assert eval(compile("local", "<t>", "eval")) == 40
+    assert not text_fence.boundary
+
+
+def test_pickle_loads_of_candidate_bytes_unpickles_in_the_worker(text_fence: proxy.Client, lib: Any) -> None:
+    # Bytes a candidate function returned are its pickle: unpickled here they would run its reduce calls. They
+    # unpickle in the worker, as one process would load them, and the value comes back as a handle.
+    import pickle
+
+    data = lib.pickled(3)
+    obj = pickle.loads(data)
+    assert isinstance(obj, proxy.Handle) and obj.func == 3
+    assert pickle.loads(pickle.dumps([1, "a"])) == [1, "a"]  # the oracle's own pickles load here
+    with pytest.raises(proxy.NotCrossable, match="with the defaults only"):
+        pickle.loads(data, encoding="latin1")
+
+
+def test_a_worker_that_floods_texts_makes_every_text_the_candidates(text_fence: proxy.Client, lib: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past the cap a text could not be told from the oracle's own: every eval of a string is refused.
+    monkeypatch.setattr(proxy, "MAX_TEXTS", len(text_fence.texts) + 2)
+    assert eval("1 + 1") == 2
+    lib.doc_text(7)
+    lib.doc_text(8)
+    with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
+        eval("1 + 1")
 
 
 def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:

@@ -307,10 +307,11 @@ def inplace_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def doctest_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The base project plus a property that runs the doctests of a candidate module (``base_doctest/``),
-    as toolz's own suite does: the base of the cases whose payload is a docstring."""
-    return build_base(tmp_path_factory.mktemp("doctest-base") / "calc", HERE / "base_doctest")
+def text_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus properties that read the candidate's text (``base_text/``): doctests, a repr
+    read back with eval, bytes a candidate function returned read back with pickle.loads (as real suites
+    do): the base of the cases whose payload is text the pack reads."""
+    return build_base(tmp_path_factory.mktemp("text-base") / "calc", HERE / "base_text")
 
 
 FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
@@ -499,8 +500,8 @@ def inplace_arena(inplace_base: Path, gate_cache: Path, tmp_path: Path) -> Itera
 
 
 @pytest.fixture
-def doctest_arena(doctest_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
-    yield from _arena(doctest_base, tmp_path, gate_cache)
+def text_arena(text_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    yield from _arena(text_base, tmp_path, gate_cache)
 
 
 def _arena(base: Path, tmp_path: Path, gate_cache: Path) -> Iterator[Arena]:

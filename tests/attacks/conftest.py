@@ -8,8 +8,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from attack_harness import (  # noqa: E402
     arena,
     attack_base,
-    doctest_arena,
-    doctest_base,
     frozen_arena,
     frozen_base,
     gate_cache,
@@ -17,11 +15,13 @@ from attack_harness import (  # noqa: E402
     inplace_base,
     pytest_sessionfinish,
     pytest_terminal_summary,
+    text_arena,
+    text_base,
 )
 
-__all__ = ["arena", "attack_base", "doctest_arena", "doctest_base", "frozen_arena", "frozen_base", "gate_cache",
+__all__ = ["arena", "attack_base", "text_arena", "text_base", "frozen_arena", "frozen_base", "gate_cache",
            "inplace_arena", "inplace_base", "pytest_sessionfinish", "pytest_terminal_summary"]
 
 # pytest must never collect the patches, the base project's oracle, the bugs or the kit as tests.
-collect_ignore = ["base", "base_inplace", "base_frozen", "base_doctest", "broken", "broken_prop", "kit", "cases",
+collect_ignore = ["base", "base_inplace", "base_frozen", "base_text", "broken", "broken_prop", "kit", "cases",
                   "controls", "limits"]

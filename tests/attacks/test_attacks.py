@@ -38,7 +38,7 @@ def load_meta(case: Path) -> dict:
     return meta
 
 
-ARENAS = {"calc": "arena", "frozen": "frozen_arena", "doctest": "doctest_arena"}  # a case's base → its fixture
+ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena"}  # a case's base → its fixture
 
 
 def test_the_corpus_is_big_enough() -> None:
@@ -49,7 +49,8 @@ def test_the_corpus_is_big_enough() -> None:
 def test_attack_is_not_promoted(case: Path, request: pytest.FixtureRequest) -> None:
     meta = load_meta(case)
     # base: frozen gates the case on the base whose known failures are frozen in the ledger (base_frozen/);
-    # base: doctest on the base with a property that runs a candidate module's doctests (base_doctest/).
+    # base: text on the base with properties that read the candidate's text: doctests, eval(repr(...)),
+    # pickle.loads of its bytes (base_text/).
     arena: Arena = request.getfixturevalue(ARENAS[meta.get("base", "calc")])
     repo = arena.repo("attack")
     arena.apply(repo, case, meta)

@@ -10,6 +10,7 @@ verdict-gate, and the worker runs beside candidate code. So neither process impo
 - :mod:`.results` — the results-stream record (oracle process → gate)
 - :mod:`.codec` — the frames and the by-value codec between the oracle process and the worker
 - :mod:`.proxy` — the oracle side: the import hook, proxy modules, handles, records, exceptions
+- :mod:`.textfence` — candidate text (a string or bytes the worker sent) never runs as code in the oracle
 - :mod:`.worker` — the candidate worker
 - :mod:`.sandbox` — the isolation levels, the fences and how a worker is started at each
 - :mod:`.sources` — candidate modules import from their reviewed source only

@@ -59,7 +59,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import codec, readahead, sandbox
+from . import codec, readahead, sandbox, textfence
 from .load import WORKER
 
 HANDSHAKE_TIMEOUT_S = 60.0
@@ -266,6 +266,11 @@ class Client:
         # (a worker that floods them cannot push a later one out of sight).
         self.doc_texts: dict[str, None] = {}
         self.doc_texts_full = False
+        # Every string or bytes the worker sent, by hash (and its stripped form's): candidate text, which
+        # textfence refuses to run as code here (eval(repr(obj))). Past MAX_TEXTS every text is taken for
+        # the candidate's (fail closed: a flood cannot push one out of sight).
+        self.texts: set[int] = set()
+        self.texts_full = False
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
         self.as_itself = False
@@ -541,7 +546,7 @@ class Client:
         try:
             if kind == "ok":
                 value = decode(self, answer["ok"], generation)
-                if type(value) is str:
+                if type(value) is str or type(value) is bytes:
                     self.note_text(value)
                 self._swallowed(None)
                 return value
@@ -556,14 +561,39 @@ class Client:
         raise error
 
     def note_text(self, *texts: Any) -> None:
-        """Keep the texts the worker sent (a string answer, a module's docstring, the strings of its namespace)
-        that hold doctest examples (``>>>``): the candidate's text, never run here as code (:func:`_fence_doctest`)."""
+        """Keep the texts the worker sent (a string or bytes answer, an iterator's items, a module's docstring,
+        the strings of its namespace): the candidate's text, never run here as code. Those that hold doctest
+        examples (``>>>``) whole (:func:`_fence_doctest`), every one by hash (:meth:`is_text`)."""
         for text in texts:
-            if type(text) is str and ">>>" in text and text not in self.doc_texts:
+            kind = type(text)
+            if kind is not str and kind is not bytes:
+                continue
+            if not self.texts_full:
+                if len(self.texts) >= MAX_TEXTS:
+                    self.texts_full = True
+                else:
+                    self.texts.add(hash(text))
+                    if text[:1].isspace() or text[-1:].isspace():  # a copy only when stripping changes it
+                        self.texts.add(hash(text.strip()))
+            if kind is str and ">>>" in text and text not in self.doc_texts:
                 if len(self.doc_texts) >= MAX_DOC_TEXTS:
                     self.doc_texts_full = True
-                    return
+                    continue
                 self.doc_texts[text] = None
+
+    def is_text(self, value: Any) -> bool:
+        """Whether ``value`` (a str, bytes, bytearray or memoryview; anything else is not text) is, or strips to,
+        a text the worker sent (:meth:`note_text`): always, once more than :data:`MAX_TEXTS` were sent. A hash
+        collision can only make an oracle text look like the candidate's (refused, never run)."""
+        kind = type(value)
+        if kind is bytearray or kind is memoryview:
+            value = bytes(value)
+        elif kind is not str and kind is not bytes:
+            return False
+        if self.texts_full:
+            return True
+        return hash(value) in self.texts or (
+            (value[:1].isspace() or value[-1:].isspace()) and hash(value.strip()) in self.texts)
 
     def _swallowed(self, error: BaseException | None) -> None:
         if self.depth == 0 and self.raised_in_callbacks:
@@ -1246,6 +1276,7 @@ class Handle:
             return client.result(answer, generation)  # raises the candidate's exception
         try:
             items = [decode(client, t, generation) for t in answer["ok"]]
+            client.note_text(*items)
             if answer.get("end"):
                 items.append(_End(StopIteration()))
             elif "then" in answer:
@@ -2404,6 +2435,7 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
     client.oracle_roots = [os.path.realpath(pack_dir) + os.sep, pack_dir.rstrip(os.sep) + os.sep]
     _follow_random(client)
     _fence_doctest(client)
+    textfence.install(client)
     if modules:
         return _insert(Finder(client, modules))
     names = candidate_names(python_path, pack_module_names(pack_dir))
@@ -2412,6 +2444,7 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
 
 
 MAX_DOC_TEXTS = 10_000  # texts with doctest examples a client keeps (Client.note_text)
+MAX_TEXTS = 500_000  # hashes of the worker's texts a client keeps (two a text; about 40 MB when full)
 
 
 def _fence_doctest(client: Client) -> Any:

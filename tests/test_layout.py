@@ -316,7 +316,7 @@ def test_cli_only_parses_and_dispatches() -> None:
     names = {m.__name__.rsplit(".", 1)[1] for m in COMMANDS}
     assert names >= {"run", "replay", "freeze", "digest", "manifest", "pack", "demo"}
     assert all(callable(m.add_parser) and callable(m.run) for m in COMMANDS)
-    allowed = ("verdict_gate", "verdict_gate.commands", "verdict_gate.core.errors", "verdict_gate.host.signals")
+    allowed = ("verdict_gate", "verdict_gate.commands", "verdict_gate.core.errors", "verdict_gate.host.process")
     cli = PACKAGE / "cli.py"
     cli_imports = {name for _, name in imports(cli.read_text(encoding="utf-8"), "verdict_gate.cli")
                    if name.split(".")[0] == "verdict_gate"}

@@ -248,6 +248,27 @@ class Payload:
     def __repr__(self):
         return "  __import__('sys').exit('candidate text ran in the worker')  "
 
+class Cur(str):
+    """A str whose repr is code (found by a red-team run): a record's repr, built in the oracle, holds it."""
+    def __repr__(self):
+        return "__import__('os').getpid()"
+
+@dataclasses.dataclass(frozen=True)
+class Rec:
+    cur: str
+    def __post_init__(self):
+        object.__setattr__(self, "cur", Cur(self.cur))
+
+def make_rec(cur):
+    return Rec(cur)
+
+class Blob(bytes):
+    pass
+
+def blob(n):
+    import pickle
+    return Blob(pickle.dumps(Curried(n)))
+
 class Point:
     def __init__(self, x):
         self.x = x
@@ -801,6 +822,24 @@ def test_the_oracles_own_eval_exec_and_compile_behave_as_the_builtins(text_fence
     assert not text_fence.boundary
 
 
+def test_candidate_text_inside_a_text_built_here_never_runs_as_code(text_fence: proxy.Client, lib: Any) -> None:
+    # Found by a red-team run: a record's repr is built in the oracle, around its fields' reprs, which a
+    # candidate str subclass answers from the worker; a list's repr around a candidate object's. In a property's
+    # own eval such a text runs in the worker (the namespace given) or is refused, never here.
+    import os
+
+    import pytest as here
+
+    rec = lib.make_rec("EUR")  # built by candidate code (a record the oracle builds holds the oracle's values)
+    assert rec.cur == "EUR" and type(rec).__name__ == "Rec"
+    back = eval(repr(rec), {"Rec": lib.Rec})
+    assert back.cur != os.getpid()  # the repr's code ran in the worker, a process of its own
+    for run in (lambda: eval(repr(rec)), lambda: eval(repr([lib.Payload()])), lambda: exec(f"x = {rec!r}", {})):
+        with here.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
+            run()
+    assert eval(repr(lib.Point(3)) + " == 0", {"Point": lib.Point}) is False  # in the worker too
+
+
 def test_pickle_loads_of_candidate_bytes_unpickles_in_the_worker(text_fence: proxy.Client, lib: Any) -> None:
     # Bytes a candidate function returned are its pickle: unpickled here they would run its reduce calls. They
     # unpickle in the worker, as one process would load them, and the value comes back as a handle.
@@ -809,6 +848,10 @@ def test_pickle_loads_of_candidate_bytes_unpickles_in_the_worker(text_fence: pro
     data = lib.pickled(3)
     obj = pickle.loads(data)
     assert isinstance(obj, proxy.Handle) and obj.func == 3
+    blob = lib.blob(4)  # a bytes subclass (found by a red-team run): its value is the candidate's bytes too
+    assert isinstance(blob, bytes) and type(blob) is not bytes
+    assert pickle.loads(blob).func == 4 and pickle.loads(b"" + blob).func == 4
+    assert pickle.loads(pickle.dumps([obj]))[0].func == 3  # the oracle's pickle holding the candidate's
     assert pickle.loads(pickle.dumps([1, "a"])) == [1, "a"]  # the oracle's own pickles load here
     with pytest.raises(proxy.NotCrossable, match="with the defaults only"):
         pickle.loads(data, encoding="latin1")

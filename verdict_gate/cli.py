@@ -17,7 +17,7 @@ from verdict_gate import __version__
 from verdict_gate.commands import COMMANDS
 from verdict_gate.commands.common import EPILOG, RAW
 from verdict_gate.core.errors import EXIT_INTERRUPTED, EXIT_USAGE, GateError
-from verdict_gate.host.signals import interrupt_on_sigterm
+from verdict_gate.host.process import interrupt_on_sigterm, keep_secrets
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command. Returns the exit code (never raises)."""
     parser = build_parser()
     interrupt_on_sigterm()
+    keep_secrets()  # before any process is started: the oracle's cannot read the token out of ours
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

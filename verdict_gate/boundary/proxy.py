@@ -266,10 +266,14 @@ class Client:
         # (a worker that floods them cannot push a later one out of sight).
         self.doc_texts: dict[str, None] = {}
         self.doc_texts_full = False
-        # Every string or bytes the worker sent, by hash (and its stripped form's): candidate text, which
-        # textfence refuses to run as code here (eval(repr(obj))). Past MAX_TEXTS every text is taken for
-        # the candidate's (fail closed: a flood cannot push one out of sight).
+        # Every string or bytes the worker sent: candidate text, which textfence never runs as code here
+        # (eval(repr(obj))). All by hash (and their stripped form's), for an exact match; those of at least
+        # MIN_PIECE characters whole too, for a text built around one (repr of a record or a list holding a
+        # candidate object). Past MAX_TEXTS hashes or MAX_PIECE_BYTES every text is taken for the candidate's
+        # (fail closed: a flood cannot push one out of sight).
         self.texts: set[int] = set()
+        self.pieces: dict[str | bytes, None] = {}
+        self.piece_bytes = 0
         self.texts_full = False
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
@@ -546,8 +550,7 @@ class Client:
         try:
             if kind == "ok":
                 value = decode(self, answer["ok"], generation)
-                if type(value) is str or type(value) is bytes:
-                    self.note_text(value)
+                self.note_texts_in(value)
                 self._swallowed(None)
                 return value
             if kind == "raise":
@@ -561,39 +564,66 @@ class Client:
         raise error
 
     def note_text(self, *texts: Any) -> None:
-        """Keep the texts the worker sent (a string or bytes answer, an iterator's items, a module's docstring,
-        the strings of its namespace): the candidate's text, never run here as code. Those that hold doctest
-        examples (``>>>``) whole (:func:`_fence_doctest`), every one by hash (:meth:`is_text`)."""
+        """Keep the texts the worker sent (a string or bytes answer or the strings of a container answer, an
+        iterator's items, a module's docstring and the strings of its namespace; a subclass's value too): the
+        candidate's text, never run here as code. Those that hold doctest examples (``>>>``) whole
+        (:func:`_fence_doctest`), every one for :meth:`is_text`."""
         for text in texts:
-            kind = type(text)
-            if kind is not str and kind is not bytes:
+            if isinstance(text, str):
+                text = str.__str__(text)  # a subclass's value, as an exact str (its own __str__ not called)
+            elif isinstance(text, (bytes, bytearray)):
+                text = bytes(memoryview(text))
+            else:
                 continue
             if not self.texts_full:
-                if len(self.texts) >= MAX_TEXTS:
-                    self.texts_full = True
-                else:
-                    self.texts.add(hash(text))
-                    if text[:1].isspace() or text[-1:].isspace():  # a copy only when stripping changes it
-                        self.texts.add(hash(text.strip()))
-            if kind is str and ">>>" in text and text not in self.doc_texts:
+                self._keep_text(text)
+            if type(text) is str and ">>>" in text and text not in self.doc_texts:
                 if len(self.doc_texts) >= MAX_DOC_TEXTS:
                     self.doc_texts_full = True
                     continue
                 self.doc_texts[text] = None
 
-    def is_text(self, value: Any) -> bool:
-        """Whether ``value`` (a str, bytes, bytearray or memoryview; anything else is not text) is, or strips to,
-        a text the worker sent (:meth:`note_text`): always, once more than :data:`MAX_TEXTS` were sent. A hash
+    def note_texts_in(self, value: Any) -> None:
+        """:meth:`note_text` of an answer: the value itself, or the items (keys and values) of a container."""
+        if isinstance(value, (list, tuple, set, frozenset)):
+            self.note_text(*value)
+        elif isinstance(value, dict):
+            self.note_text(*value.keys(), *value.values())
+        else:
+            self.note_text(value)
+
+    def _keep_text(self, text: str | bytes) -> None:
+        if len(self.texts) >= MAX_TEXTS or self.piece_bytes >= MAX_PIECE_BYTES:
+            self.texts_full = True
+            return
+        self.texts.add(hash(text))
+        if text[:1].isspace() or text[-1:].isspace():  # a copy only when stripping changes it
+            text = text.strip()
+            self.texts.add(hash(text))
+        if len(text) >= MIN_PIECE and text not in self.pieces:
+            self.pieces[text] = None
+            self.piece_bytes += len(text)
+
+    def is_text(self, value: Any, *, within: bool = False) -> bool:
+        """Whether ``value`` (a str, bytes, bytearray or memoryview, or a subclass; anything else is not text)
+        is, or strips to, a text the worker sent (:meth:`note_text`); with ``within``, also whether it holds one
+        of at least :data:`MIN_PIECE` characters. Always, once the texts kept reached their cap. A hash
         collision can only make an oracle text look like the candidate's (refused, never run)."""
-        kind = type(value)
-        if kind is bytearray or kind is memoryview:
-            value = bytes(value)
-        elif kind is not str and kind is not bytes:
+        if isinstance(value, str):
+            value = str.__str__(value)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            value = bytes(memoryview(value))
+        else:
             return False
         if self.texts_full:
             return True
-        return hash(value) in self.texts or (
-            (value[:1].isspace() or value[-1:].isspace()) and hash(value.strip()) in self.texts)
+        if hash(value) in self.texts or (
+                (value[:1].isspace() or value[-1:].isspace()) and hash(value.strip()) in self.texts):
+            return True
+        if within and len(value) >= MIN_PIECE:
+            kind = type(value)
+            return any(type(piece) is kind and piece in value for piece in self.pieces)
+        return False
 
     def _swallowed(self, error: BaseException | None) -> None:
         if self.depth == 0 and self.raised_in_callbacks:
@@ -2444,7 +2474,9 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
 
 
 MAX_DOC_TEXTS = 10_000  # texts with doctest examples a client keeps (Client.note_text)
-MAX_TEXTS = 500_000  # hashes of the worker's texts a client keeps (two a text; about 40 MB when full)
+MAX_TEXTS = 500_000  # hashes of the worker's texts a client keeps (two a text at most; about 35 MB when full)
+MIN_PIECE = 6  # a text this long or longer is looked for inside a property's eval, exec, compile or pickle.loads
+MAX_PIECE_BYTES = 32 << 20  # characters (or bytes) of those texts a client keeps whole
 
 
 def _fence_doctest(client: Client) -> Any:

@@ -16,10 +16,12 @@ process:
 - ``pickle.loads`` of bytes the worker sent unpickles them in the worker, as one process would load the
   candidate's own pickle, and gives back the value.
 
-What the worker sent is told by :meth:`Client.is_text` (string and bytes answers, an iterator's items, a
-module's docstring and namespace strings). Text the pack builds around candidate text (``"x = " +
-repr(obj)``), strings inside a container that crossed by value, and ``pickle.load`` of a file are not
-told apart: a pack must not run them (README, "Known limits").
+What the worker sent is told by :meth:`Client.is_text`: string and bytes answers (a subclass's value too),
+the strings of a container answer, an iterator's items, a module's docstring and namespace strings; in a
+property's own call, also a text that holds one of at least six characters (``repr`` of a record or a list
+built here around a candidate object's ``repr``, an f-string). Strings nested deeper in a value that crossed
+whole, candidate text cut into shorter pieces, and ``pickle.load`` of a file are not told apart: a pack must
+not run them (README, "Known limits").
 
 This module has no ``from __future__`` import on purpose: ``eval``, ``exec`` and ``compile`` inherit the
 future flags of the code that calls them, so the wrappers pass their caller's flags on, and their own
@@ -53,27 +55,36 @@ def install(client: Any) -> dict[str, Any]:
     real_eval, real_exec, real_compile, real_loads = builtins.eval, builtins.exec, builtins.compile, pickle.loads
     originals: dict[str, Any] = {"eval": real_eval, "exec": real_exec, "compile": real_compile, "loads": real_loads}
 
-    def refuse(what: str, source: Any) -> None:
-        if client.is_text(source):
+    def theirs(source: Any, frame: Any) -> bool:
+        """Whether ``source`` is the worker's text. Called from a property's own code it is also the worker's
+        when it holds one (``repr(record)``, ``repr([obj])``, an f-string); the standard library, pytest and
+        Hypothesis build code of names and their own templates, where a name of the candidate's is only a
+        name, so only the text itself is looked for there."""
+        filename = frame.f_code.co_filename
+        return client.is_text(source, within=filename.startswith(tuple(client.oracle_roots)))
+
+    def refuse(what: str, source: Any, frame: Any) -> None:
+        if theirs(source, frame):
             raise client.limit(f"{what} of a text the candidate's code sent ({_preview(source)}): it would run "
                                f"as code in the oracle's process, beside pytest and the results; {FIX}")
 
     def code_of(source: Any, mode: str, frame: Any) -> Any:
         """``source`` compiled as eval and exec compile a string: with the caller's future flags."""
         if isinstance(source, (str, bytes, bytearray, memoryview)):
-            refuse(mode, source)
+            refuse(mode, source, frame)
             if mode == "eval":  # eval drops leading spaces and tabs, compile does not
                 source = source.lstrip(" \t") if isinstance(source, str) else bytes(source).lstrip(b" \t")
             return real_compile(source, "<string>", mode, frame.f_code.co_flags & FUTURE_FLAGS, True)
         return source
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:  # noqa: A001, A002
-        if type(globals) is dict and locals is None and type(source) in (str, bytes) and client.is_text(source):
+        frame = sys._getframe(1)  # the caller's namespace, as the builtin takes it
+        if type(globals) is dict and locals is None and isinstance(source, (str, bytes)) and theirs(source, frame):
             # eval(repr(obj), {"Money": Money}): the namespace is the pack's own, so the text can be
             # evaluated where candidate code runs, in the worker, and its value comes back.
-            return client.request({"op": "eval", "src": client.encode(source),
+            text = str.__str__(source) if isinstance(source, str) else bytes(memoryview(source))
+            return client.request({"op": "eval", "src": client.encode(text),
                                    "globals": client.encode(dict(globals))})
-        frame = sys._getframe(1)  # the caller's namespace, as the builtin takes it
         if globals is None:
             globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
         return real_eval(code_of(source, "eval", frame), globals, locals)
@@ -89,15 +100,17 @@ def install(client: Any) -> dict[str, Any]:
         if not dont_inherit:
             flags |= sys._getframe(1).f_code.co_flags & FUTURE_FLAGS
         if not flags & ast.PyCF_ONLY_AST:
-            refuse("compile", source)
+            refuse("compile", source, sys._getframe(1))
         return real_compile(source, filename, mode, flags, True, optimize, **options)
 
     def loads(data: Any, /, **options: Any) -> Any:
+        # The bytes themselves only: the oracle's own pickle of a candidate object holds that object's pickle,
+        # which the worker sent (Handle.__reduce__), and unpickles here by asking the worker.
         if client.is_text(data):
             if options:
                 raise client.limit(f"pickle.loads with options {sorted(options)} of bytes the candidate's code "
                                    "sent: they unpickle in the candidate worker, with the defaults only")
-            return client.request({"op": "unpickle", "arg": client.encode(bytes(data))})
+            return client.request({"op": "unpickle", "arg": client.encode(bytes(memoryview(data)))})
         return real_loads(data, **options)
 
     for name, wrapper in (("eval", eval), ("exec", exec), ("compile", compile)):

@@ -415,7 +415,7 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
         GateError: a usage or configuration error (exit 2) before anything was scored.
     """
     from verdict_gate.github import workflow as gh
-    from verdict_gate.host.signals import interrupt_on_sigterm
+    from verdict_gate.host.process import interrupt_on_sigterm, keep_secrets
     from verdict_gate.report.publish import printer, publish
     from verdict_gate.report.writer import check_out_dir, clear_stale
     from verdict_gate.run import pipeline
@@ -427,6 +427,7 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
     try:
         with contextlib.redirect_stderr(stdout):
             interrupt_on_sigterm()
+            keep_secrets()  # before any process is started: the oracle's cannot read the token out of ours
             check_out_dir(out_dir, settings.repo)
             clear_stale(out_dir)
             if settings.merge_shards:

@@ -861,11 +861,14 @@ def test_a_worker_that_floods_texts_makes_every_text_the_candidates(text_fence: 
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # Past the cap a text could not be told from the oracle's own: every eval of a string is refused.
     monkeypatch.setattr(proxy, "MAX_TEXTS", len(text_fence.texts) + 2)
-    assert eval("1 + 1") == 2
+    assert eval("1 + 1 + 1") == 3
     lib.doc_text(7)
     lib.doc_text(8)
+    assert not text_fence.texts_full and lib.doc_text(7)  # a text kept once
+    lib.doc_text(9)
+    assert eval("1 + 1") == 2  # under six characters: no code worth running, never counted
     with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
-        eval("1 + 1")
+        eval("1 + 1 + 1")
 
 
 def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:

@@ -266,14 +266,13 @@ class Client:
         # (a worker that floods them cannot push a later one out of sight).
         self.doc_texts: dict[str, None] = {}
         self.doc_texts_full = False
-        # Every string or bytes the worker sent: candidate text, which textfence never runs as code here
-        # (eval(repr(obj))). All by hash (and their stripped form's), for an exact match; those of at least
-        # MIN_PIECE characters whole too, for a text built around one (repr of a record or a list holding a
-        # candidate object). Past MAX_TEXTS hashes or MAX_PIECE_BYTES every text is taken for the candidate's
-        # (fail closed: a flood cannot push one out of sight).
-        self.texts: set[int] = set()
-        self.pieces: dict[str | bytes, None] = {}
-        self.piece_bytes = 0
+        # Every string or bytes the worker sent, of at least MIN_PIECE characters once stripped (a shorter one
+        # is no code worth running): candidate text, which textfence never runs as code here (eval(repr(obj)),
+        # or a text built around one: repr of a record or a list holding a candidate object). Past MAX_TEXTS
+        # texts or MAX_TEXT_BYTES every text is taken for the candidate's (fail closed: a flood cannot push
+        # one out of sight).
+        self.texts: dict[str | bytes, None] = {}
+        self.text_bytes = 0
         self.texts_full = False
         # SystemExit, KeyboardInterrupt, GeneratorExit arrive as themselves only inside a test's call, where
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
@@ -593,36 +592,39 @@ class Client:
             self.note_text(value)
 
     def _keep_text(self, text: str | bytes) -> None:
-        if len(self.texts) >= MAX_TEXTS or self.piece_bytes >= MAX_PIECE_BYTES:
-            self.texts_full = True
-            return
-        self.texts.add(hash(text))
         if text[:1].isspace() or text[-1:].isspace():  # a copy only when stripping changes it
             text = text.strip()
-            self.texts.add(hash(text))
-        if len(text) >= MIN_PIECE and text not in self.pieces:
-            self.pieces[text] = None
-            self.piece_bytes += len(text)
+        if len(text) < MIN_PIECE or text in self.texts:
+            return
+        if len(self.texts) >= MAX_TEXTS or self.text_bytes + len(text) > MAX_TEXT_BYTES:
+            self.texts_full = True
+            return
+        self.texts[text] = None
+        self.text_bytes += len(text)
 
     def is_text(self, value: Any, *, within: bool = False) -> bool:
         """Whether ``value`` (a str, bytes, bytearray or memoryview, or a subclass; anything else is not text)
-        is, or strips to, a text the worker sent (:meth:`note_text`); with ``within``, also whether it holds one
-        of at least :data:`MIN_PIECE` characters. Always, once the texts kept reached their cap. A hash
-        collision can only make an oracle text look like the candidate's (refused, never run)."""
+        strips to a text the worker sent (:meth:`note_text`); with ``within``, also whether it holds one. Always
+        for a text of :data:`MIN_PIECE` characters or more once the texts kept reached their cap."""
         if isinstance(value, str):
             value = str.__str__(value)
         elif isinstance(value, (bytes, bytearray, memoryview)):
             value = bytes(memoryview(value))
         else:
             return False
+        if value[:1].isspace() or value[-1:].isspace():
+            value = value.strip()
+        if len(value) < MIN_PIECE:
+            return False
         if self.texts_full:
             return True
-        if hash(value) in self.texts or (
-                (value[:1].isspace() or value[-1:].isspace()) and hash(value.strip()) in self.texts):
+        # eval and compile take either: a str the worker sent is the same code as its UTF-8 bytes.
+        other = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else \
+            value.decode("utf-8", "surrogateescape")
+        if value in self.texts or other in self.texts:
             return True
-        if within and len(value) >= MIN_PIECE:
-            kind = type(value)
-            return any(type(piece) is kind and piece in value for piece in self.pieces)
+        if within:
+            return any(text in (value if type(text) is type(value) else other) for text in self.texts)
         return False
 
     def _swallowed(self, error: BaseException | None) -> None:
@@ -2474,9 +2476,9 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str, modules: 
 
 
 MAX_DOC_TEXTS = 10_000  # texts with doctest examples a client keeps (Client.note_text)
-MAX_TEXTS = 500_000  # hashes of the worker's texts a client keeps (two a text at most; about 35 MB when full)
-MIN_PIECE = 6  # a text this long or longer is looked for inside a property's eval, exec, compile or pickle.loads
-MAX_PIECE_BYTES = 32 << 20  # characters (or bytes) of those texts a client keeps whole
+MIN_PIECE = 6  # characters of a worker text, stripped, from which textfence looks for it (`exit()` is six)
+MAX_TEXTS = 500_000  # worker texts a client keeps (Client.note_text)
+MAX_TEXT_BYTES = 32 << 20  # their characters (or bytes) in all
 
 
 def _fence_doctest(client: Client) -> Any:

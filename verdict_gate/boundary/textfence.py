@@ -17,8 +17,8 @@ process:
   candidate's own pickle, and gives back the value.
 
 What the worker sent is told by :meth:`Client.is_text`: string and bytes answers (a subclass's value too),
-the strings of a container answer, an iterator's items, a module's docstring and namespace strings; in a
-property's own call, also a text that holds one of at least six characters (``repr`` of a record or a list
+the strings of a container answer, an iterator's items, a module's docstring and namespace strings, of six
+characters or more; in a property's own call, also a text that holds one (``repr`` of a record or a list
 built here around a candidate object's ``repr``, an f-string). Strings nested deeper in a value that crossed
 whole, candidate text cut into shorter pieces, and ``pickle.load`` of a file are not told apart: a pack must
 not run them (README, "Known limits").

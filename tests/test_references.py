@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from verdict_gate.boundary import proxy, sandbox, textfence
+from verdict_gate.boundary import codec, proxy, sandbox, textfence
 
 CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
@@ -869,6 +869,19 @@ def test_a_worker_that_floods_texts_makes_every_text_the_candidates(text_fence: 
     assert eval("1 + 1") == 2  # under six characters: no code worth running, never counted
     with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
         eval("1 + 1 + 1")
+
+
+@pytest.mark.parametrize(("name", "fields"), [
+    ("Money", ["z=(__import__('os').getpid())):\n '''\n#"]),  # found by a red-team run: code in dataclasses' exec
+    ("Money", ["cents", "class"]), ("Money", ["cents", "cents"]), ("Money", ["__init__"]), ("Money", ["_vg_kind"]),
+    ("Money(x=1)", ["cents"]), ("Money", ["a b"]),
+])
+def test_a_record_whose_names_are_no_python_names_is_a_crash(name: str, fields: list[str]) -> None:
+    # The standard library writes a dataclass's __init__ and __repr__ as source from its field names and runs
+    # it in the oracle: a name that is not an identifier never reaches it.
+    with pytest.raises(codec.ProtocolError):
+        proxy._check_record_names(name, fields)
+    proxy._check_record_names("Money", ["cents", "currency", "_note", "über"])
 
 
 def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:

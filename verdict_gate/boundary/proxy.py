@@ -49,6 +49,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import keyword
 import os
 import subprocess
 import sys
@@ -1879,6 +1880,7 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     kind, fields = desc.get("rk"), [str(f) for f in desc.get("f") or []]
     uncompared = frozenset(str(f) for f in desc.get("nc") or [] if f in fields)
     module, qualname = (str(x) for x in desc["t"][0])
+    _check_record_names(qualname.rsplit(".", 1)[-1], fields)
     key = ("record", id(client), module, qualname, kind, tuple(fields), tuple(sorted(uncompared)))
     cls = _MIRRORS.get(key)
     if cls is None:
@@ -1899,6 +1901,27 @@ def record_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     cls._vg_client, cls._vg_desc, cls._vg_gen = client, desc, generation  # type: ignore[attr-defined]
     cls._vg_mro = [list(n) for n in desc["t"]]  # type: ignore[attr-defined]
     return cls
+
+
+def _check_record_names(name: str, fields: list[str]) -> None:
+    """The names a mirror record class is built from, checked before any code is written from them: the
+    standard library builds a dataclass's ``__init__`` and ``__repr__`` as source text from its field names
+    and runs it here (found by a red-team run: a name that was Python source ran in the oracle's process).
+    A class name and each field name must be an identifier and no keyword, a field name none of the mirror's
+    own (a dunder or ``_vg_…``), each field once.
+
+    Raises:
+        codec.ProtocolError: the worker described a record no Python class could have (a crash of the
+            candidate, never run)."""
+    for text in (name, *fields):
+        if not text.isidentifier() or keyword.iskeyword(text):
+            raise codec.ProtocolError(f"the worker described a record with the name {text[:80]!r}, which no "
+                                      "Python class or field can have")
+    for field in fields:
+        if field.startswith("_vg_") or (field.startswith("__") and field.endswith("__")):
+            raise codec.ProtocolError(f"the worker described a record field named {field[:80]!r}")
+    if len(set(fields)) != len(fields):
+        raise codec.ProtocolError("the worker described a record with a field named twice")
 
 
 def _build_record(cls: type, values: list[Any], handle: int | None, generation: int,

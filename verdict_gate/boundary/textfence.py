@@ -1,4 +1,5 @@
-"""Candidate text never runs as code in the oracle's process (docs/design.md §8.1, "Candidate text").
+"""Candidate text never runs as code in the oracle's process (docs/design.md §8.1, "Candidate text in the
+oracle's process").
 
 A string or bytes the worker sent is the candidate's text. A pack that runs it as code runs the
 candidate's code beside pytest, the plugin and the results stream: ``eval(repr(obj))``, a common
@@ -7,12 +8,12 @@ candidate function returned runs that pickle's calls. :func:`install` wraps the 
 process:
 
 - ``eval(text, namespace)`` of a text the worker sent, with a dict of globals the pack gives (the usual
-  ``eval(repr(obj), {"Money": Money})``), is evaluated in the worker with a copy of that namespace, and
-  its value comes back, as in one process. Any other ``eval``, ``exec`` or ``compile`` of such a text
-  (str or bytes; the same after stripping whitespace) is refused as a limit of the boundary (the
-  property is ``incomplete``, never run, never frozen): the caller's own module namespace cannot go to
-  the worker. ``compile`` to an AST only (``ast.parse``, ``ast.literal_eval``) builds data and is left
-  alone.
+  ``eval(repr(obj), {"Money": Money})``; not a module's namespace such as ``globals()``), is evaluated in
+  the worker with a copy of that namespace, and its value comes back, as in one process. Any other
+  ``eval``, ``exec`` or ``compile`` of such a text (str or bytes; the same after stripping whitespace) is
+  refused as a limit of the boundary (the property is ``incomplete``, never run, never frozen): the
+  caller's own module namespace cannot go to the worker. ``compile`` to an AST only (``ast.parse``,
+  ``ast.literal_eval``) builds data and is left alone.
 - ``pickle.loads`` of bytes the worker sent unpickles them in the worker, as one process would load the
   candidate's own pickle, and gives back the value.
 
@@ -73,15 +74,17 @@ def install(client: Any) -> dict[str, Any]:
         if isinstance(source, (str, bytes, bytearray, memoryview)):
             refuse(mode, source, frame)
             if mode == "eval":  # eval drops leading spaces and tabs, compile does not
-                source = source.lstrip(" \t") if isinstance(source, str) else bytes(source).lstrip(b" \t")
+                source = str.lstrip(source, " \t") if isinstance(source, str) else bytes(source).lstrip(b" \t")
             return real_compile(source, "<string>", mode, frame.f_code.co_flags & FUTURE_FLAGS, True)
         return source
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:  # noqa: A001, A002
         frame = sys._getframe(1)  # the caller's namespace, as the builtin takes it
-        if type(globals) is dict and locals is None and isinstance(source, (str, bytes)) and theirs(source, frame):
-            # eval(repr(obj), {"Money": Money}): the namespace is the pack's own, so the text can be
-            # evaluated where candidate code runs, in the worker, and its value comes back.
+        if type(globals) is dict and locals is None and "__name__" not in globals and "__builtins__" not in globals \
+                and isinstance(source, (str, bytes)) and theirs(source, frame):
+            # eval(repr(obj), {"Money": Money}): the namespace is the property's own, so the text can be
+            # evaluated where candidate code runs, in the worker, and its value comes back. A module's namespace
+            # (globals()) stays here: it would hand the worker every function of the pack.
             text = str.__str__(source) if isinstance(source, str) else bytes(memoryview(source))
             return client.request({"op": "eval", "src": client.encode(text),
                                    "globals": client.encode(dict(globals))})

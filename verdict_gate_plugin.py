@@ -100,6 +100,8 @@ def pytest_configure(config: pytest.Config) -> None:
                               limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
                               worker_cpu=isolation.get("worker_cpu"), spin_s=float(isolation.get("spin_s") or 0.0),
                               bytecode=sys.pycache_prefix)  # the gate's cache: only oracle code is compiled into it
+        if isolation.get("named") is not None:
+            client.may_name = frozenset(str(n) for n in isolation["named"])
     state: dict[str, Any] = {
         "spec": spec,
         "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115

@@ -247,6 +247,9 @@ class Client:
         self.next_local = 1
         self.handles: weakref.WeakValueDictionary[tuple[int, int], Handle] = weakref.WeakValueDictionary()
         self.named: set[tuple[str, str]] = set()  # candidate classes the oracle named (docs/design.md §8.1)
+        # module:qualname of the classes a property may name: the base revision's (None: any). A function the
+        # property imports that a patch turned into a class is not one of them.
+        self.may_name: frozenset[str] | None = None
         self.boundary: list[dict[str, Any]] = []  # this property's boundary limits (see BoundaryError)
         self.depth = 0  # requests in flight (a callback may call the worker again)
         self.raised_in_callbacks: list[BaseException] = []  # control flow the oracle raised in a callback
@@ -1704,7 +1707,7 @@ def _note_named(client: Client, value: Any, via: Any) -> None:
     answer against the oracle's values (docs/design.md §8.1)."""
     if isinstance(value, (RemoteClass, _RecordMeta)):
         t = value._vg_desc.get("t") or []
-        if t:
+        if t and (client.may_name is None or f"{t[0][0]}:{t[0][1]}" in client.may_name):
             client.named.add((str(t[0][0]), str(t[0][1])))
 
 

@@ -244,3 +244,37 @@ def git_config(repo: Path) -> Path | None:
             git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
     config = git_dir / "config"
     return config if config.is_file() else None
+
+
+def python_sources(repo: Path, rev: str, dirs: Sequence[str]) -> dict[str, bytes]:
+    """The ``.py`` files of ``rev`` under ``dirs`` (repository-relative; ``.`` for the root; a ``python_path``),
+    by path relative to their entry of ``dirs``, read in one ``git cat-file --batch`` per entry (regular
+    files only). An entry that is no directory of ``rev`` holds none.
+
+    Raises:
+        GateError: git is missing, or ``rev`` names no commit.
+    """
+    found: dict[str, bytes] = {}
+    for entry in dict.fromkeys(d.strip("/") or "." for d in dirs):
+        treeish = rev if entry == "." else f"{rev}:{entry}"
+        proc = git(repo, *LOW_MEMORY, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", "--end-of-options",
+                   treeish, check=False)
+        if proc.returncode != 0:
+            continue  # not a directory of that revision: it defines nothing
+        blobs: dict[str, str] = {}
+        for line in proc.stdout.split(b"\0"):
+            meta, _, path = line.partition(b"\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[0] in (b"100644", b"100755") and path.endswith(b".py"):
+                blobs[os.fsdecode(path)] = fields[2].decode("ascii")
+        if not blobs:
+            continue
+        asked = "".join(f"{oid}\n" for oid in blobs.values()).encode()
+        out = git(repo, *LOW_MEMORY, "cat-file", "--batch", input=asked).stdout
+        at = 0
+        for name in blobs:  # --batch answers in the order asked: "<oid> blob <size>\n<bytes>\n"
+            header_end = out.index(b"\n", at)
+            size = int(out[at:header_end].split()[2])
+            found[name] = out[header_end + 1:header_end + 1 + size]
+            at = header_end + 1 + size + 1
+    return found

@@ -6,6 +6,7 @@ Shared by the candidate run (:mod:`verdict_gate.run.pipeline`) and the base repl
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from verdict_gate.boundary import results as stream
+from verdict_gate.core import classes
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import RunRecord, run_record
-from verdict_gate.host import workdir
+from verdict_gate.host import git, workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.host.git import git_config
@@ -29,10 +31,24 @@ from verdict_gate.run import runner
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
+@functools.lru_cache(maxsize=8)
+def base_classes(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
+    """``module:qualname`` of every class the sources of ``rev`` define under ``python_path`` (the classes a
+    property may name: :mod:`verdict_gate.core.classes`). Read once per run for its base revision."""
+    found: set[str] = set()
+    for path, text in git.python_sources(repo, rev, python_path).items():
+        module = classes.module_name(path)
+        if module is not None:
+            found |= classes.defined_classes(module, text)
+    return frozenset(found)
+
+
 def workspace(oracle_pack: Pack, tree: Path, scratch: Path, secrets: Sequence[Path] = (),
-              passes: Mapping[str, Mapping[str, Any]] | None = None) -> runner.Workspace:
+              passes: Mapping[str, Mapping[str, Any]] | None = None,
+              named: frozenset[str] | None = None) -> runner.Workspace:
     """The runner's workspace; ``secrets``: files the candidate worker must not read, which its fence
-    probe tries to (the repository's ``.git/config``, a canary in ``$HOME``)."""
+    probe tries to (the repository's ``.git/config``, a canary in ``$HOME``); ``named``: the classes a
+    property may name (:func:`base_classes`; ``None``: any class the candidate says it has)."""
     catalog = oracle_pack.catalog
     root = tree.resolve()
     # A python_path entry that is (or goes through) a symbolic link out of the tree would put a host
@@ -44,7 +60,7 @@ def workspace(oracle_pack: Pack, tree: Path, scratch: Path, secrets: Sequence[Pa
         pack_dir=oracle_pack.dir, tree_dir=tree, python_path=py_path,
         roots=((oracle_pack.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
         secrets=tuple(secrets), passes=dict(passes or {}), modules=tuple(catalog.modules),
-        limits=dict(catalog.limits),
+        limits=dict(catalog.limits), named=named,
     )
 
 
@@ -97,7 +113,10 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
     before = result.digest
     with workdir.home_canary() as canary:
         secrets = [canary, *([git_config(repo)] if repo is not None else [])]
-        ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes)
+        # The classes a property may name are those of the base revision, which the pack was reviewed against.
+        named = base_classes(repo, base_revision, tuple(oracle_pack.catalog.python_path)) \
+            if repo is not None and base_revision else None
+        ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes, named)
         ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
                else runner.RawResults({}, []))
     raw = ran.results

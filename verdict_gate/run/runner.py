@@ -61,6 +61,7 @@ class Workspace:
             ``.git/config``, a canary in ``$HOME``): see :mod:`verdict_gate.boundary.sandbox`.
         modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
         limits: the catalog's ``limits`` for the worker (overrides of ``sandbox.DEFAULT_LIMITS``).
+        named: ``module:qualname`` of the classes a property may name (the base revision's), or ``None``.
     """
 
     pack_dir: Path
@@ -74,6 +75,7 @@ class Workspace:
     limits: Mapping[str, int] = field(default_factory=dict)
     # id → the extra passes of that property: example_log, fresh_seed
     passes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    named: frozenset[str] | None = None  # classes a property may name (execute.base_classes); None: any
 
 
 def bytecode_cache(scratch: Path, level: str) -> Path:
@@ -372,6 +374,7 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
         "secrets": [str(s) for s in ws.secrets],
         "limits": dict(ws.limits),
         "candidate_modules": list(ws.modules),
+        "named": None if ws.named is None else sorted(ws.named),
     }
 
 

@@ -1612,9 +1612,9 @@ def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], kwar
     cls = client.request({"op": "subclass", "name": name, "qualname": qualname, "module": module, "src": text,
                           "file": filename, "names": used, "globals": ref, "values": values})
     if isinstance(cls, Handle):
-        client.named.add((module, qualname))
+        client.named.add((module, qualname))  # the property's own class, built in the worker
         t = cls._vg_desc.get("t") or []
-        if t:
+        if t and (client.may_name is None or (str(t[0][0]), str(t[0][1])) == (module, qualname)):
             client.named.add((str(t[0][0]), str(t[0][1])))
     client.keep.append(globals_)  # the worker's class reads its globals for as long as the process runs
     return cls

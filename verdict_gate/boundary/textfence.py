@@ -42,6 +42,7 @@ FUTURE_FLAGS = 0
 for _name in __future__.all_feature_names:
     FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 
+TEXT = (str, bytes, bytearray, memoryview)  # what eval, exec and compile take as source text
 FIX = ("compare the object with an expected value, or read it back with ast.literal_eval; or set isolation: none "
        "for this property")
 
@@ -64,15 +65,14 @@ def install(client: Any) -> dict[str, Any]:
         filename = frame.f_code.co_filename
         return client.is_text(source, within=filename.startswith(tuple(client.oracle_roots)))
 
-    def refuse(what: str, source: Any, frame: Any) -> None:
-        if theirs(source, frame):
-            raise client.limit(f"{what} of a text the candidate's code sent ({_preview(source)}): it would run "
-                               f"as code in the oracle's process, beside pytest and the results; {FIX}")
+    def refuse(what: str, source: Any) -> BaseException:
+        return client.limit(f"{what} of a text the candidate's code sent ({_preview(source)}): it would run "
+                            f"as code in the oracle's process, beside pytest and the results; {FIX}")
 
-    def code_of(source: Any, mode: str, frame: Any) -> Any:
-        """``source`` compiled as eval and exec compile a string: with the caller's future flags."""
-        if isinstance(source, (str, bytes, bytearray, memoryview)):
-            refuse(mode, source, frame)
+    def compiled(source: Any, mode: str, frame: Any) -> Any:
+        """``source`` (already found not to be the worker's) compiled as eval and exec compile a string: with
+        the caller's future flags."""
+        if isinstance(source, TEXT):
             if mode == "eval":  # eval drops leading spaces and tabs, compile does not
                 source = str.lstrip(source, " \t") if isinstance(source, str) else bytes(source).lstrip(b" \t")
             return real_compile(source, "<string>", mode, frame.f_code.co_flags & FUTURE_FLAGS, True)
@@ -80,30 +80,34 @@ def install(client: Any) -> dict[str, Any]:
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:  # noqa: A001, A002
         frame = sys._getframe(1)  # the caller's namespace, as the builtin takes it
-        if type(globals) is dict and locals is None and "__name__" not in globals and "__builtins__" not in globals \
-                and isinstance(source, (str, bytes)) and theirs(source, frame):
-            # eval(repr(obj), {"Money": Money}): the namespace is the property's own, so the text can be
-            # evaluated where candidate code runs, in the worker, and its value comes back. A module's namespace
-            # (globals()) stays here: it would hand the worker every function of the pack.
-            text = str.__str__(source) if isinstance(source, str) else bytes(memoryview(source))
-            return client.request({"op": "eval", "src": client.encode(text),
-                                   "globals": client.encode(dict(globals))})
+        if isinstance(source, TEXT) and theirs(source, frame):  # one look, however it is then answered
+            if type(globals) is dict and locals is None and "__name__" not in globals \
+                    and "__builtins__" not in globals and isinstance(source, (str, bytes)):
+                # eval(repr(obj), {"Money": Money}): the namespace is the property's own, so the text can be
+                # evaluated where candidate code runs, in the worker, and its value comes back. A module's
+                # namespace (globals()) stays here: it would hand the worker every function of the pack.
+                text = str.__str__(source) if isinstance(source, str) else bytes(memoryview(source))
+                return client.request({"op": "eval", "src": client.encode(text),
+                                       "globals": client.encode(dict(globals))})
+            raise refuse("eval", source)
         if globals is None:
             globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
-        return real_eval(code_of(source, "eval", frame), globals, locals)
+        return real_eval(compiled(source, "eval", frame), globals, locals)
 
     def exec(source: Any, globals: Any = None, locals: Any = None, /, **closure: Any) -> Any:  # noqa: A001, A002
         frame = sys._getframe(1)
+        if isinstance(source, TEXT) and theirs(source, frame):
+            raise refuse("exec", source)
         if globals is None:
             globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
-        return real_exec(code_of(source, "exec", frame), globals, locals, **closure)
+        return real_exec(compiled(source, "exec", frame), globals, locals, **closure)
 
     def compile(source: Any, filename: Any, mode: Any, flags: int = 0, dont_inherit: bool = False,  # noqa: A001
                 optimize: int = -1, **options: Any) -> Any:
         if not dont_inherit:
             flags |= sys._getframe(1).f_code.co_flags & FUTURE_FLAGS
-        if not flags & ast.PyCF_ONLY_AST:
-            refuse("compile", source, sys._getframe(1))
+        if not flags & ast.PyCF_ONLY_AST and theirs(source, sys._getframe(1)):
+            raise refuse("compile", source)
         return real_compile(source, filename, mode, flags, True, optimize, **options)
 
     def loads(data: Any, /, **options: Any) -> Any:

@@ -33,7 +33,7 @@ def is_secret(name: str) -> bool:
 
 
 def keep_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Keep this process's secrets from the processes it starts (docs/design.md §8.5). Linux only; a no-op
+    """Keep this process's secrets from the processes it starts (docs/design.md §8.1). Linux only; a no-op
     elsewhere. Returns the names of the variables blanked.
 
     The oracle process is the gate's child, with the gate's user: Linux lets it read the gate's
@@ -59,6 +59,8 @@ def keep_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         # Fields 50 and 51 of proc(5) (env_start, env_end); the split starts at field 3 (state).
         start, end = int(fields[50 - 3]), int(fields[51 - 3])
     except (OSError, AttributeError, ValueError, IndexError):
+        return []
+    if start <= 0 or end <= start:  # a kernel (or a sandbox's) /proc that does not say where: read nothing
         return []
     block = ctypes.string_at(start, end - start)
     blanked = []

@@ -31,10 +31,20 @@ from verdict_gate.run import runner
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
-@functools.lru_cache(maxsize=8)
+_CLASSES_LOCK = threading.Lock()
+
+
 def base_classes(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
     """``module:qualname`` of every class the sources of ``rev`` define under ``python_path`` (the classes a
-    property may name: :mod:`verdict_gate.core.classes`). Read once per run for its base revision."""
+    property may name: :mod:`verdict_gate.core.classes`). Read once per run for its base revision, by one
+    thread at a time: the base replay runs beside the candidate run, and CPython 3.11's ``ast.parse`` in two
+    threads at once fails (``SystemError: AST constructor recursion depth mismatch``)."""
+    with _CLASSES_LOCK:
+        return _base_classes(repo, rev, python_path)
+
+
+@functools.lru_cache(maxsize=8)
+def _base_classes(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
     found: set[str] = set()
     for path, text in git.python_sources(repo, rev, python_path).items():
         module = classes.module_name(path)

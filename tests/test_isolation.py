@@ -328,6 +328,36 @@ def test_codec_refuses_malformed_frames() -> None:
         codec.decode({"d": [[[1], 2]]}, lambda tag, p: None)  # an unhashable key
 
 
+def test_codec_carries_a_signature_and_refuses_a_malformed_one() -> None:
+    import inspect
+
+    def f(a: int, /, b: Money = 2, *rest: str, key: float = 0.5, **extra: bool) -> str:  # noqa: F821
+        return ""
+
+    def no_fallback(obj: object) -> None:
+        raise codec.Unencodable(repr(obj))
+
+    def builtin_class(tag: str, p: Any) -> Any:  # what a side's make does with a class it names: here, builtins
+        return {"int": int, "str": str, "float": float, "bool": bool}[p]
+
+    def classes(obj: object) -> Any:
+        return {"h": obj.__name__} if isinstance(obj, type) else no_fallback(obj)
+
+    sig = inspect.signature(f)
+    again = codec.decode(codec.parse(codec.dumps(codec.encode(sig, classes)).encode()), builtin_class)
+    assert type(again) is inspect.Signature and again == sig and str(again) == str(sig)
+    plain = inspect.Signature([inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    assert codec.decode(codec.encode(plain, no_fallback), builtin_class) == plain
+    for bad in ([[["x", 9, [], []]], []],  # no such kind
+                [[["not a name", 1, [], []]], []],
+                [[["b", 1, [], []], ["a", 0, [], []]], []],  # positional-only after positional-or-keyword
+                [[["x", 1, [1, 2], []]], []],  # a default box of two
+                [[["x", 1, [], []]], "str"],
+                [[["x", 1, []]], []]):
+        with pytest.raises(codec.ProtocolError):
+            codec.decode({"sg": bad}, builtin_class)
+
+
 def test_codec_sends_a_fresh_link_with_its_state_once() -> None:
     inner: list[int] = [1]
     outer = {"a": inner, "b": inner, "c": [2]}

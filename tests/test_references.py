@@ -285,6 +285,44 @@ def pickled(n):
     import pickle
     return pickle.dumps(Curried(n))
 
+_CALLS = []
+
+def calls():
+    """How many times this worker was asked (a fresh worker starts from one)."""
+    _CALLS.append(1)
+    return len(_CALLS)
+
+def annotated(a: int, b: "__import__('os').getpid()" = 2, *rest, key=None) -> str:
+    return "a"
+
+class SignedCall:
+    """A callable with a __signature__ of its own (toolz's Compose)."""
+    def __call__(self, *args, **kwargs):
+        return None
+    @property
+    def __signature__(self):
+        import inspect
+        return inspect.Signature([inspect.Parameter("first", inspect.Parameter.POSITIONAL_ONLY)],
+                                 return_annotation=float)
+
+def module_attr(module, name):
+    """What candidate code finds importing ``module`` by name and reading ``name`` (toolz's curry, pickled)."""
+    import importlib
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (AttributeError, ImportError) as exc:
+        return ["missing", type(exc).__name__]
+    return ["found", value is echo]
+
+def chunk_sums(n, map=map):
+    """Sums of chunks of 0..n-1 through the given map (toolz's fold): a generator of chunks and a partial."""
+    import functools
+    chunks = (list(range(i, min(i + 3, n))) for i in range(0, n, 3))
+    return list(map(functools.partial(_total, 100), chunks))
+
+def _total(start, xs):
+    return start + sum(xs)
+
 class Curried:
     """Takes its function's __module__ as its own, as toolz's curry does."""
     def __init__(self, func):
@@ -530,29 +568,32 @@ def test_a_malformed_frame_is_a_crash_not_an_exception_of_the_oracle_s(lib: Any,
     assert client.failure is not None
 
 
-def test_a_forked_child_of_the_oracle_cannot_reach_the_worker(lib: Any) -> None:
-    # A child of the oracle's (a multiprocessing pool's, forked) holds a copy of its pipes: refused there,
-    # never a frame racing the parent's on the one channel.
+def test_a_forked_child_of_the_oracle_gets_a_worker_of_its_own(lib: Any) -> None:
+    # A child of the oracle's (a multiprocessing pool's, forked) holds a copy of its pipes: it never writes a
+    # frame on the parent's channel (it would race the parent's) nor kills the parent's worker; it starts a
+    # worker of its own. A handle of the parent's worker is stale there.
     import os
 
+    stale = lib.Curried(5)
+    before = lib.calls()
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: report what a call did, and leave without running anything of pytest's
-        try:
-            lib.echo(1)
-            said = b"answered"
-        except proxy.NotCrossable as exc:
-            said = b"refused: " + str(exc).encode()
-        except BaseException as exc:
-            said = b"other: " + type(exc).__name__.encode()
-        os.write(write, said[:500])
+    if pid == 0:  # the child: report what calls did, and leave without running anything of pytest's
+        said = []
+        for call in (lambda: lib.echo(1), lambda: lib.calls(), lambda: stale.func):
+            try:
+                said.append(repr(call()))
+            except BaseException as exc:
+                said.append(type(exc).__name__)
+        os.write(write, " ".join(said).encode()[:500])
         os._exit(0)
     os.close(write)
     said = os.read(read, 600)
     os.close(read)
     os.waitpid(pid, 0)
-    assert said.startswith(b"refused: ") and b"child process" in said, said
-    assert lib.echo(2) == 2  # the oracle's own channel is intact
+    assert said.split() == [b"1", b"1", b"WorkerCrashed"], said  # a fresh worker: its first call
+    assert lib.echo(2) == 2 and lib.calls() == before + 1  # the oracle's own channel and worker, intact
+    assert stale.func == 5
 
 
 def test_reading_ahead_stops_where_the_oracle_s_generator_raises(lib: Any) -> None:
@@ -681,9 +722,6 @@ def test_a_pickled_candidate_object_keeps_what_is_the_oracle_s_by_reference(lib:
     # holding an oracle function, and a None: unpickled in the worker, the same class and function again.
     class Kept(lib.Base):
         pass
-
-    def timer() -> int:
-        return 7
 
     kept = Kept(timer)
     kept.nothing = None
@@ -1198,3 +1236,81 @@ def test_a_callback_result_that_cannot_cross_leaves_no_link_behind(lib: Any) -> 
         lib.apply(lambda: held)
     assert lib.echo(1) == 1
     assert lib.apply(lambda: {"ok": [1]}) == {"ok": [1]}
+
+
+def test_a_candidate_generator_is_unsized_as_itself(lib: Any) -> None:
+    gen = lib.count_up(3)
+    assert not hasattr(gen, "__len__")  # multiprocessing's Pool.map asks, then takes list(gen)
+    with pytest.raises(TypeError, match="has no len"):
+        len(gen)
+    assert list(gen) == [0, 1, 2]
+    assert hasattr(lib.table(), "__len__")
+
+
+def test_an_oracle_thread_pool_maps_a_candidate_function_over_a_candidate_generator(lib: Any) -> None:
+    from multiprocessing.pool import ThreadPool
+
+    with ThreadPool(2) as pool:  # its threads call the candidate while the oracle serves the worker's call
+        assert lib.chunk_sums(7, map=pool.map) == [103, 112, 106]
+
+
+def test_an_oracle_process_pool_maps_a_candidate_function(lib: Any) -> None:
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        assert lib.chunk_sums(7, map=pool.map) == [103, 112, 106]
+
+
+def test_a_pack_module_imported_by_candidate_code_holds_only_what_the_worker_holds(lib: Any) -> None:
+    # This file plays the pack (client.oracle_roots); candidate code imports it by name, as toolz's curry does
+    # when pickled: the names whose values the worker holds answer, nothing else does.
+    here = __name__
+    held = lib.echo  # a candidate function: the worker's own
+    assert lib.module_attr(here, "lib_echo_for_import") == ["found", True]
+    assert lib.module_attr(here, "CANDIDATE") == ["missing", "AttributeError"]  # an oracle value it never held
+    assert lib.module_attr(here, "pytest") == ["missing", "AttributeError"]  # nor the oracle's imports
+    assert lib.module_attr(here, "_module") == ["missing", "AttributeError"]
+    assert lib.module_attr("verdict_gate.boundary.proxy", "Client") == ["missing", "ModuleNotFoundError"]
+    assert lib.module_attr("no_module_of_the_oracle", "x") == ["missing", "ModuleNotFoundError"]
+    assert held is lib.echo
+
+
+lib_echo_for_import: Any = None
+
+
+def timer() -> int:
+    """An oracle function a candidate object holds (pickled by name, as plain pickle does)."""
+    return 7
+
+
+@pytest.fixture(autouse=True)
+def _candidate_in_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    if "pack_module" in request.node.name:
+        lib = request.getfixturevalue("lib")
+        globals()["lib_echo_for_import"] = lib.echo
+    yield
+    globals()["lib_echo_for_import"] = None
+
+
+def test_pickling_a_candidate_object_that_holds_an_oracle_object_says_what_plain_pickle_says(lib: Any) -> None:
+    again = pickle.loads(pickle.dumps(lib.Curried(timer)))  # an oracle function: kept by reference
+    assert again.func is timer
+    with pytest.raises(Exception) as plain:  # plain pickle refuses a local lambda ...
+        pickle.dumps(lambda: 1)
+    with pytest.raises(Exception) as gated:  # ... and so a candidate object holding one, with the same error
+        pickle.dumps(lib.Curried(lambda: 1))
+    assert type(gated.value) is type(plain.value) and "Can't pickle local object" in str(gated.value)
+
+
+def test_inspect_signature_of_a_candidate_callable_is_what_plain_python_gives(text_fence: proxy.Client,
+                                                                              lib: Any) -> None:
+    import inspect
+
+    plain = "(a: int, b: \"__import__('os').getpid()\" = 2, *rest, key=None) -> str"
+    sig = inspect.signature(lib.annotated)
+    assert str(sig) == plain and sig.parameters["a"].annotation is int and sig.return_annotation is str
+    assert str(inspect.signature(lib.SignedCall())) == "(first, /) -> float"  # its own __signature__
+    with pytest.raises(TypeError, match="in __signature__ attribute"):  # the class: its property, as plain
+        inspect.signature(lib.SignedCall)
+    with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):  # an annotation is text
+        compile(sig.parameters["b"].annotation, "<annotation>", "eval")

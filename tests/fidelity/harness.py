@@ -54,18 +54,14 @@ CAUSES: list[tuple[str, str | None, str]] = [
     ("lost_run", r"^<lost run>", "the property's run was lost (timeout, crash, isolation unavailable): no node"),
     ("codec_cap", r"nested deeper than|larger than \d+ items", "a value over the codec's depth (1,000) or size cap"),
     ("pickle_oracle_side", r"PicklingError|No module named 'test_|import of module 'properties",
-     "pickling a candidate object that names an oracle class or function by its module (toolz's curry imports "
-     "the test's module to check a qualified name): the worker pickles it and cannot import the test module"),
+     "pickling a candidate object that finds an oracle function by a qualified name through a test's class "
+     "(toolz's curry looks up GlobalCurried.f1): candidate code that imports a test module reads only the names "
+     "whose values it holds already, never a test class's attributes, so the lookup fails and pickle refuses"),
     ("code_object", r"AttributeError: __code__", "a candidate function's code object (__code__: a test that "
                                                  "patches or runs a module's main)"),
     ("doctest", r"a doctest of the candidate's|a text the candidate's code sent|a doctest of the file",
      "a doctest of candidate text other than doctest.testmod(module) or doctest.testfile(path) without globs "
      "(which run in the worker): refused, since the candidate's text would run as code in the oracle's process"),
-    ("process_pool", r"object of type 'generator' has no len", "an oracle multiprocessing pool's map handed to "
-                                                               "candidate code"),
-    ("signature", r"return_annotation|__signature__", "inspect.signature of a candidate callable object with a "
-                                                      "__signature__ of its own (toolz's Compose): a handle has "
-                                                      "none, so inspect follows its __wrapped__"),
     ("pickle_state", None, "a pickled candidate key that carries a cached hash (cachetools' _HashedTuple): the "
                            "value crosses, its cache does not"),
     ("other", None, "not classified yet: read the message"),

@@ -16,10 +16,10 @@ Values (both directions) are JSON trees:
 - Everything else is a one-key object whose key is a tag (see :func:`decode`): tuples, dicts, sets,
   bytes, special floats, ``complex``, ``Decimal``, ``Fraction``, ``datetime`` types, ``UUID``,
   paths, big ints, ``range``, ``slice``, ``Ellipsis``, ``NotImplemented``, ``OrderedDict``, ``Counter``,
-  ``defaultdict``, ``deque``, ``SimpleNamespace``, ``argparse.Namespace`` (each rebuilt as exactly that
-  type); records (dataclass, named tuple,
-  attrs instance, enum member) as their class name plus fields; exception classes by their method
-  resolution order; a list, dict, set or bytearray both sides keep in step as a link (``lk``: its id, or
+  ``defaultdict``, ``deque``, ``SimpleNamespace``, ``argparse.Namespace``, ``inspect.Signature`` (each rebuilt
+  as exactly that type; a signature's defaults and annotations are values like any other); records
+  (dataclass, named tuple, attrs instance, enum member) as their class name plus fields; exception classes
+  by their method resolution order; a list, dict, set or bytearray both sides keep in step as a link (``lk``: its id, or
   its id and value when it is first handed over); a candidate object as a handle (``h``: an id in the
   worker's table, optionally with a re-resolvable reference ``[module, qualname]``); an oracle object as a
   reference (``o``: an id in the oracle's table, with the operations it answers).
@@ -416,11 +416,26 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
     if t is types.SimpleNamespace or (t.__name__ == "Namespace" and t.__module__ == "argparse"):
         return {"ns" if t is types.SimpleNamespace else "ans":
                 [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in vars(v).items()]}
+    if t.__name__ == "Signature" and t.__module__ == "inspect" and t is _inspect_type("Signature"):
+        return {"sg": [[[p.name, int(p.kind), _maybe(p.default, p.empty, fb, rec, d, budget),
+                         _maybe(p.annotation, p.empty, fb, rec, d, budget)] for p in v.parameters.values()],
+                       _maybe(v.return_annotation, v.empty, fb, rec, d, budget)]}
     if rec is not None:
         got = rec(v)
         if got is not None:
             return got
     return fb(v)
+
+
+def _inspect_type(name: str) -> Any:
+    """``inspect.<name>`` where ``inspect`` is imported already (a ``Signature`` exists only then)."""
+    return getattr(sys.modules.get("inspect"), name, None)
+
+
+def _maybe(value: Any, empty: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int,
+           budget: _Budget) -> list[Any]:
+    """``[]`` for ``inspect``'s "empty" marker (no default, no annotation), else ``[encoded value]``."""
+    return [] if value is empty else [_enc(value, fb, rec, depth, budget)]
 
 
 def encode_fields(pairs: list[tuple[str, Any]], fallback: Fallback, records: Callable[[Any], Any] | None) -> Any:
@@ -568,6 +583,8 @@ def _dec(x: Any, make: Make, labels: dict[int, Any]) -> Any:
 
             cls = types.SimpleNamespace if tag == "ns" else argparse.Namespace
             return cls(**{_str(_dec(k, make, labels)): _dec(v, make, labels) for k, v in p})
+        if tag == "sg":
+            return _signature(p, make, labels)
     except ProtocolError:
         raise
     except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
@@ -575,6 +592,25 @@ def _dec(x: Any, make: Make, labels: dict[int, Any]) -> Any:
     if tag in ("r", "en", "x", "xv", "h", "mod", "o", "lk", "bv"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")
+
+
+def _signature(p: Any, make: Make, labels: dict[int, Any]) -> Any:
+    """An ``inspect.Signature`` from ``[[[name, kind, [default]?, [annotation]?], …], [return annotation]?]``;
+    ``inspect`` checks the names and the order of kinds (a ``ValueError`` here is a malformed value)."""
+    import inspect
+
+    params, ret = p
+    if type(params) is not list or type(ret) is not list or len(params) > MAX_NODES:
+        raise ProtocolError("a malformed 'sg' value")
+
+    def opt(box: Any) -> Any:
+        if type(box) is not list or len(box) > 1:
+            raise ProtocolError("a malformed 'sg' value")
+        return _dec(box[0], make, labels) if box else inspect.Parameter.empty
+
+    return inspect.Signature([inspect.Parameter(_str(name), inspect._ParameterKind(_int(kind)), default=opt(default),
+                                                annotation=opt(note)) for name, kind, default, note in params],
+                             return_annotation=opt(ret))
 
 
 def replace_in_place(container: Any, value: Any) -> None:

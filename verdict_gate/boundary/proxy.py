@@ -269,6 +269,7 @@ class Client:
         # to parse their examples in this process. Past MAX_DOC_TEXTS it refuses every parse with examples
         # (a worker that floods them cannot push a later one out of sight).
         self.doc_texts: dict[str, None] = {}
+        self.pack_modules: dict[str, _PackModule] = {}  # the pack's modules as candidate code imports them
         self.doc_texts_full = False
         # Every string or bytes the worker sent, of at least MIN_PIECE characters once stripped (a shorter one
         # is no code worth running): candidate text, which textfence never runs as code here (eval(repr(obj)),
@@ -343,6 +344,7 @@ class Client:
             _CLIENTS.append(self)
         self.local.clear()
         self.local_ids.clear()
+        self.local[PACK_MODULES] = _PackModules()
         hello = {"python_path": self.python_path, "cwd": self.cwd, "policy": pol.to_json(),
                  "cpu": self.worker_cpu, "spin_s": self.spin_s}
         try:
@@ -448,6 +450,23 @@ class Client:
             sandbox.kill_uid(self._uid)
             self._uid = None
 
+    def _forked(self) -> None:
+        """In a child the oracle's process forked (a multiprocessing pool's process), on its first request: the
+        worker, its channel, probes and uid are the parent's (a frame written here would race the parent's, a
+        kill would kill the parent's worker), so they are let go and this process starts a worker of its own.
+        The parent's handles are stale here (another generation); what a pool hands over comes pickled, and
+        unpickles in the new worker (docs/design.md §8.1)."""
+        for fd in (self.wfd, self.rfd):  # this process's copies only
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.wfd = self.rfd = -1
+        self.reader = codec.Reader(-1)
+        self.proc, self._uid, self._tmp, self._targets, self._policy = None, None, None, None, None
+        self.lock = threading.RLock()  # the parent's may have been held by one of its threads at the fork
+        self.depth, self.releases = 0, []
+        self.pid = os.getpid()
+
     def new_property(self) -> None:
         """Clear the last property's failure and boundary limits; a crashed worker is started afresh on
         next use."""
@@ -483,7 +502,15 @@ class Client:
                 raise codec.ProtocolError("a frame of an unknown shape")
             if "op" in frame:
                 self._extras(frame)
-                answer = self._serve(frame)
+                # While the oracle's code answers, the channel is idle (the worker waits for this answer and
+                # serves requests nested in it): the oracle's other threads may use it meanwhile (a pool's
+                # threads calling the candidate, its task thread pickling a handle). Each exchange still
+                # holds the lock from its request to its answer, so frames stay strictly nested.
+                held = self.lock._release_save()  # type: ignore[attr-defined]
+                try:
+                    answer = self._serve(frame)
+                finally:
+                    self.lock._acquire_restore(held)  # type: ignore[attr-defined]
                 self._sync_out(answer)
                 codec.write_frame(self.wfd, answer)
                 continue
@@ -498,10 +525,7 @@ class Client:
             cannot be started.
         """
         if os.getpid() != self.pid:
-            # A child of the oracle's (a multiprocessing pool's, forked) holds a copy of the pipes: a frame it
-            # wrote would race the parent's on one channel.
-            raise NotCrossable("a candidate object used from a child process of the oracle (a multiprocessing "
-                               "pool, a fork): only the oracle's own process can reach the candidate worker")
+            self._forked()
         with self.lock:
             if self.failure is not None:
                 raise WorkerCrashed(f"the candidate worker crashed earlier in this property: {self.failure}")
@@ -590,6 +614,12 @@ class Client:
         """:meth:`note_text` of an answer: the value itself, or the items (keys and values) of a container."""
         if isinstance(value, (list, tuple, set, frozenset)):
             self.note_text(*value)
+        elif type(value).__name__ == "Signature" and type(value).__module__ == "inspect":
+            # a candidate callable's signature: its string annotations and defaults are candidate text
+            # (typing.ForwardRef would compile an annotation)
+            for param in value.parameters.values():
+                self.note_text(param.default, param.annotation)
+            self.note_text(value.return_annotation)
         elif isinstance(value, dict):
             self.note_text(*value.keys(), *value.values())
         else:
@@ -982,6 +1012,50 @@ _INTERNAL = ("_pytest", "pytest", "pluggy", "hypothesis", "_hypothesis", "py", "
              "verdict_gate", "verdict_gate_plugin", "sys", "builtins", "importlib", "gc", "inspect", "types")
 
 
+PACK_MODULES = 0  # the reference id of the oracle's _PackModules in every worker (worker.PACK_MODULES)
+
+
+class _PackModules:
+    """What the worker's importer of the oracle's modules asks (``worker._PackImporter``): a module of the pack
+    that this process imported, by its name, as a :class:`_PackModule`; ``None`` for any other name."""
+
+    def answer(self, client: Client, do: str, name: Any) -> Any:
+        if do != "module" or type(name) is not str:
+            raise _Refused("the oracle's modules answer only which of them is the pack's")
+        module = sys.modules.get(name)
+        if not isinstance(module, types.ModuleType) or isinstance(module, ProxyModule):
+            return None
+        where = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
+        if not any(type(path) is str and any(path.startswith(root) for root in client.oracle_roots)
+                   for path in where):
+            return None  # the standard library's, a library's, pytest's, the gate's: never
+        found = client.pack_modules.get(name)
+        if found is None or found.module is not module:
+            found = client.pack_modules[name] = _PackModule(module)
+        return found
+
+
+class _PackModule:
+    """A test module of the pack as candidate code sees it when it imports the module by name (toolz's curry
+    finds a decorated function by its ``__module__`` and ``__qualname__``): a public name whose value the
+    worker holds already (a candidate object, or an oracle object it was handed) and nothing else; every other
+    name is missing, so neither the module's other values (a test's expected answers) nor its imports (pytest,
+    the plugin) are reachable."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+
+    def answer(self, client: Client, do: str, name: Any) -> Any:
+        if do == "getattr" and type(name) is str and name.isidentifier() and not name.startswith("_"):
+            value = self.module.__dict__.get(name, _PackModule)
+            if isinstance(value, (Handle, ProxyModule)) or type(value) is _RecordMeta or \
+                    (id(value) in client.local_ids and client.local.get(client.local_ids[id(value)]) is value):
+                return value
+            raise AttributeError(f"module {self.module.__name__!r} has no attribute {name!r} that candidate code "
+                                 "may read (only what it holds already)")
+        raise _Refused(f"a module of the pack answers no {do} across the isolation boundary")
+
+
 def _pack_class(obj: Any, client: Client) -> bool:
     """An object whose public attributes a callback may read and set: an instance of a test's own class, of a
     library's or of the standard library's (a file, a lock, an ``argparse.Namespace`` the test handed over),
@@ -1033,6 +1107,18 @@ class _Callbacks:
     def apply(cls, client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
         import operator
 
+        if isinstance(obj, (_PackModules, _PackModule)):
+            return obj.answer(client, do, name)
+        if do == "pickle":
+            # What plain pickle says of this object, for candidate code pickling a value that holds it (the
+            # worker keeps it by reference: the bytes are dropped). Never of the judge's own objects.
+            import pickle
+
+            if type.__dict__["__module__"].__get__(type(obj)).partition(".")[0] in _INTERNAL and \
+                    not isinstance(obj, (type, types.FunctionType)):
+                raise _Refused("an object of the judge's own machinery is never pickled for candidate code")
+            pickle.dumps(obj)
+            return None
         if do == "call":
             if not callable(obj):
                 raise _Refused(f"a {type(obj).__name__} of the oracle is not callable")
@@ -1091,19 +1177,15 @@ class _Callbacks:
 
 
 def _signature(obj: Any) -> Any:
-    """``inspect.signature`` of an oracle callable as data (``[[name, kind, default or absent], …]``, or the name
-    of the exception ``inspect.signature`` raised), so candidate code introspecting a callback (toolz's curry,
-    ``functools``) sees what plain Python would."""
+    """``inspect.signature`` of an oracle callable (the codec carries an ``inspect.Signature``: its defaults and
+    annotations go as any value does), or the name of the exception ``inspect.signature`` raised, so candidate
+    code introspecting a callback (toolz's curry and compose, ``functools``) sees what plain Python would."""
     import inspect
 
     try:
-        sig = inspect.signature(obj)
+        return inspect.signature(obj)
     except (TypeError, ValueError) as exc:
         return type(exc).__name__
-    out = []
-    for p in sig.parameters.values():
-        out.append([p.name, int(p.kind), [] if p.default is inspect.Parameter.empty else [p.default]])
-    return out
 
 
 class _ModuleGlobals:
@@ -1183,6 +1265,10 @@ class Handle:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_vg_"):
             raise AttributeError(name)
+        if name == "__signature__" and self._vg_desc.get("k") in ("fn", "cls"):
+            # What the worker's inspect.signature() says of the candidate's callable (toolz's Compose has a
+            # __signature__ of its own): the oracle's inspect.signature() stops here and returns it.
+            return self._vg_client.request({"op": "signature", "obj": self._vg_target()})
         if name.startswith("__") and name.endswith("__") and \
                 name not in ("__name__", "__qualname__", "__wrapped__", "__self__", "__func__"):
             raise AttributeError(name)
@@ -1255,8 +1341,6 @@ class Handle:
             # iter(h) and then len(h): list(), tuple() and friends are about to take every item (their
             # length hint asks len() first, then __length_hint__).
             object.__setattr__(mark if isinstance(mark, Handle) else self, "_vg_drain", True)
-        if self._vg_desc.get("nl"):
-            raise TypeError(f"object of type {type(self).__name__!r} has no len()")
         return self._vg_checked("__len__", int)
 
     def __bool__(self) -> bool:
@@ -1674,6 +1758,26 @@ class _HandleType(type):
         return value
 
 
+class _NoLength(TypeError, AttributeError):
+    """``len()`` of a handle whose candidate object has no ``__len__`` (a generator): a ``TypeError``, as plain
+    ``len()`` raises, and an ``AttributeError``, so ``hasattr(h, "__len__")`` is false as for the object itself
+    (multiprocessing's ``Pool.map`` asks it before taking the items with ``list()``)."""
+
+
+class _Unsized:
+    """``__len__`` of the handle class of a candidate iterator without one: reading it raises :class:`_NoLength`."""
+
+    __slots__ = ()
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        raise _NoLength(f"object of type {type(instance).__name__!r} has no len()")
+
+
+_UNSIZED = _Unsized()
+
+
 def _handle_class(desc: dict[str, Any], client: Client | None = None) -> type:
     """The local class of a handle: a subclass of :class:`Handle` named like the candidate's class, whose
     class attributes ``client``'s worker answers (:class:`_HandleType`)."""
@@ -1685,12 +1789,15 @@ def _handle_class(desc: dict[str, Any], client: Client | None = None) -> type:
         return RemoteFunction
     base = LiveHandle if kind == "live" else Handle
     module, qualname = str(names[0][0]), str(names[0][1])
-    own_module = bool(desc.get("om"))
-    key = (module, qualname, kind + ("+om" if own_module else ""))
+    own_module, unsized = bool(desc.get("om")), bool(desc.get("nl"))
+    key = (module, qualname, kind + ("+om" if own_module else "") + ("+nl" if unsized else ""))
     cls = _HANDLE_CLASSES.get(key)
     if cls is None:
+        namespace: dict[str, Any] = {"__slots__": (), "__module__": module, "__qualname__": qualname}
+        if unsized:
+            namespace["__len__"] = _UNSIZED
         cls = _HandleType(qualname.rpartition(".")[2] or "Handle", (_OwnModule, base) if own_module else (base,),
-                          {"__slots__": (), "__module__": module, "__qualname__": qualname})
+                          namespace)
         cls.__doc__ = _InstanceAttr("__doc__", None)  # type: ignore[assignment]
         if len(_HANDLE_CLASSES) < 10_000:
             _HANDLE_CLASSES[key] = cls

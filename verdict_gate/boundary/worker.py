@@ -191,20 +191,16 @@ class OracleRef:
             self._vg_worker.released.append(self._vg_id)
 
 
-def _signature(params: Any) -> Any:
-    """The ``inspect.Signature`` of an oracle callable from its data (see ``proxy._signature``); where the
-    oracle's ``inspect.signature`` raised, ``inspect.signature`` raises the same here."""
-    import inspect
-
-    if params is None:
+def _signature(sig: Any) -> Any:
+    """The ``inspect.Signature`` of an oracle callable (see ``proxy._signature``); where the oracle's
+    ``inspect.signature`` raised, ``inspect.signature`` raises the same here."""
+    if sig is None:
         raise AttributeError("__signature__")
-    if params == "TypeError":  # a __signature__ that is not a Signature (a property read on its class)
+    if sig == "TypeError":  # a __signature__ that is not a Signature (a property read on its class)
         return _NotASignature()
-    if isinstance(params, str):  # the oracle could not tell a signature: say so as it said it
+    if isinstance(sig, str):  # the oracle could not tell a signature: say so as it said it
         raise ValueError("no signature found for an oracle callable")
-    return inspect.Signature([inspect.Parameter(name, inspect._ParameterKind(kind),
-                                                default=default[0] if default else inspect.Parameter.empty)
-                              for name, kind, default in params])
+    return sig
 
 
 class _NotASignature:
@@ -342,7 +338,14 @@ class _Pickler(pickle.Pickler):
             if id(obj) not in _KEPT_BY_PICKLE:
                 if len(_KEPT_BY_PICKLE) >= MAX_KEPT_BY_PICKLE:
                     raise pickle.PicklingError(f"more than {MAX_KEPT_BY_PICKLE} oracle objects pickled")
-                _KEPT_BY_PICKLE[id(obj)] = obj
+                _KEPT_BY_PICKLE[id(obj)] = obj  # first: pickling it may come back here (a cycle through it)
+                try:
+                    # What plain pickle says of the oracle's object raises here as it would (a class its module
+                    # does not hold under its name, a lock, a lambda); the oracle's bytes are never sent.
+                    obj._vg("pickle")
+                except BaseException:
+                    del _KEPT_BY_PICKLE[id(obj)]
+                    raise
             return id(obj)
         kept = _KEPT_BY_PICKLE.get(id(obj), _KEPT_BY_PICKLE)  # (None is an object too)
         return id(obj) if kept is obj else None
@@ -353,6 +356,43 @@ class _Unpickler(pickle.Unpickler):
         if type(pid) is not int or pid not in _KEPT_BY_PICKLE:
             raise pickle.UnpicklingError("a pickle names an oracle object this worker does not hold")
         return _KEPT_BY_PICKLE[pid]
+
+
+class _PackImporter:
+    """A finder, last on ``sys.meta_path``, for a module of the oracle's own (a test module of the pack):
+    candidate code that imports an object's ``__module__`` (toolz's curry when pickled, as ``pickle`` does for a
+    class) gets a module whose attributes are only what the worker holds already: candidate objects and oracle
+    objects handed to it (the oracle's ``_Callbacks``); any other name is missing. Never the oracle module's
+    code, its other values or its imports."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.refs: dict[str, Any] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if not self.worker.serving:
+            return None  # only candidate code run for a request imports; none runs before the first
+        ref = self.worker.callback(PACK_MODULES, "module", [], {"name": fullname})
+        if ref is None:
+            return None
+        self.refs[fullname] = ref
+        return importlib.util.spec_from_loader(fullname, self, is_package=True)  # type: ignore[arg-type]
+
+    def create_module(self, spec: Any) -> Any:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        ref = self.refs.pop(module.__name__)
+
+        def __getattr__(name: str) -> Any:  # noqa: N807 - a module's own (PEP 562)
+            if name.startswith("_"):
+                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+            return getattr(ref, name)
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+
+
+PACK_MODULES = 0  # the oracle's object that answers "module" (proxy.PACK_MODULES)
 
 
 def _dumps(obj: Any) -> bytes:
@@ -433,6 +473,7 @@ class Worker:
         self.released: list[int] = []
         self.took: dict[int, int] = {}  # oracle iterator id → items taken from what it read ahead, not yet said
         self.depth = 0
+        self.serving = 0  # requests being served (candidate code runs only inside one)
         self.called: tuple[list[Any], dict[str, Any]] | None = None
         self.warned: list[list[Any]] = []
         self.raised: dict[int, BaseException] = {}  # the last exceptions sent, by id (see exception())
@@ -847,6 +888,15 @@ class Worker:
                 found = getattr(builtins, qualname, None)
                 if isinstance(found, type) and issubclass(found, BaseException) and (module, qualname) == names[0]:
                     return found
+        module, qualname = names[0] if names else ("", "")
+        if module in sys.modules and module.partition(".")[0] in sys.stdlib_module_names:
+            # The standard library's own class (pickle.PicklingError, json.JSONDecodeError), as the candidate
+            # imports it: an ``except`` of the candidate's catches it as in one process.
+            home: Any = sys.modules[module]
+            for part in qualname.split("."):
+                home = getattr(home, part, None)
+            if isinstance(home, type) and issubclass(home, BaseException):
+                return home
         key = names[:8]
         cls = self._MIRRORS.get(key)
         if cls is None:
@@ -939,6 +989,10 @@ class Worker:
             args = self.decode(req.get("args") or [])
             kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
             return _Exception(self._target(req)(*args, **kwargs))
+        if op == "signature":  # the oracle's inspect.signature() of a candidate callable
+            import inspect
+
+            return inspect.signature(self._target(req))
         if op == "dir":
             return sorted(str(n) for n in dir(self._target(req)))
         if op == "vars":  # a module's namespace, for the oracle's vars(module)
@@ -1073,10 +1127,12 @@ class Worker:
 
     def serve_one(self, req: dict[str, Any]) -> None:
         outer, self.called = self.called, None  # a request served inside a callback has its own arguments
+        self.serving += 1
         try:
             self._serve_one(req)
         finally:
             self.called = outer
+            self.serving -= 1
 
     def _serve_one(self, req: dict[str, Any]) -> None:
         answer: dict[str, Any]
@@ -1293,5 +1349,6 @@ def main(argv: list[str]) -> int:
     warnings.simplefilter("always")
     warnings.showwarning = worker._warning
     codec.write_frame(wfd, {"ok": {"pid": os.getpid(), **report}})
+    sys.meta_path.append(_PackImporter(worker))  # after the candidate's and the standard library's finders
     worker.serve()
     return 0

@@ -824,6 +824,20 @@ def _origin(exc: BaseException, frames: list[dict[str, Any]], roots: list[list[s
     return "candidate" if tag == "candidate" else "oracle"
 
 
+def _site(excinfo: Any, roots: list[list[str]]) -> str | None:
+    """``PATH:LINE`` of the innermost frame of the pack's own code the failure came through (docs/design.md §5,
+    the signature's ``site``), the path relative to the pack's root like a node id's (so the same wherever the
+    pack was fetched to): the oracle process's real frames only, never the frames the worker sent."""
+    site = None
+    for entry in excinfo.traceback:
+        path = str(entry.path)
+        for root, prefix in roots:
+            if prefix and path.startswith(root.rstrip("/") + "/"):
+                site = f"{path[len(root.rstrip('/')) + 1:]}:{entry.lineno + 1}"
+                break
+    return site
+
+
 def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]]) -> dict[str, Any]:
     exc = excinfo.value
     cause = exc.__cause__ if type(exc).__name__ == "CollectError" and exc.__cause__ is not None else exc
@@ -837,6 +851,7 @@ def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[
         "counterexample": acc["last_example"] if has_example and acc else None,
         "traceback": frames,
         "origin": _origin(cause, frames, roots),
+        "site": _site(excinfo, roots),
     }
 
 

@@ -40,7 +40,7 @@ def test_signature_is_sha256_of_canonical_parts():
     expected = "sha256:" + hashlib.sha256(canonical_json(dict(sig.parts)).encode()).hexdigest()
     assert sig.value == expected == signature_of(sig.parts)
     assert sig.parts["counterexample"] == '{"a":[1,2],"b":1}'
-    assert sig.parts["algorithm"] == "sig-v2" and sig.parts["origin"] == "oracle"
+    assert sig.parts["algorithm"] == "sig-v3" and sig.parts["origin"] == "oracle" and sig.parts["site"] is None
     assert len(sig.parts["message_digest"]) == 16
 
 

@@ -39,7 +39,7 @@ RESULT_FIELDS: dict[str, tuple[type, ...]] = {
     "node": (str, _NONE), "exc_type": (str, _NONE), "message": (str, _NONE), "traceback": (list,),
     "isolation": (dict, _NONE), "failures": (list, _NONE), "example_log": (list, _NONE),
     "fresh_seed": (int, _NONE), "fresh_log": (list, _NONE), "output_tail": (str, _NONE),
-    "inputs_changed": (int,), "boundary": (list,), "origin": (str, _NONE),
+    "inputs_changed": (int,), "boundary": (list,), "origin": (str, _NONE), "site": (str, _NONE),
     "nodes": (dict, _NONE), "nodes_more": (int, _NONE),
 }
 # A test node's outcome as plain pytest's summary names it (``nodes``: node id → one of these).
@@ -72,7 +72,7 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
            example_log: list[dict[str, Any]] | None = None, fresh_seed: int | None = None,
            fresh_log: list[dict[str, Any]] | None = None, output_tail: str | None = None,
            inputs_changed: int = 0, boundary: list[dict[str, str]] | None = None,
-           origin: str | None = None, nodes: dict[str, str] | None = None,
+           origin: str | None = None, site: str | None = None, nodes: dict[str, str] | None = None,
            nodes_more: int | None = None) -> dict[str, Any]:
     """A ``result`` record; the failure fields (node … traceback) stay ``None``/empty on a pass.
 
@@ -81,10 +81,12 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
     ``{"digest", "held", "input"?}`` per drawn example (docs/design.md §8.3). ``output_tail``: the
     last lines of pytest's own output, on a record the runner writes for a lost process. ``inputs_changed``:
     how many candidate calls changed a drawn value in place (the evidence keeps the values as drawn).
-    ``boundary``: the limits of the isolation boundary the property met (``{"message", "where"}``): the
-    gate's failure, never the candidate's (docs/design.md §8.1). ``nodes``: each test node's outcome as
-    plain pytest reports it (:data:`NODE_OUTCOMES`), the property's first 10,000 (the plugin's
-    ``MAX_NODES``); ``nodes_more``: how many nodes ran beyond them (``None`` both on a lost process's record).
+    ``origin``, ``site``: where the first failure was raised and the pack's line it came through (the
+    signature's parts, docs/design.md §5). ``boundary``: the limits of the isolation boundary the property
+    met (``{"message", "where"}``): the gate's failure, never the candidate's (docs/design.md §8.1).
+    ``nodes``: each test node's outcome as plain pytest reports it (:data:`NODE_OUTCOMES`), the property's
+    first 10,000 (the plugin's ``MAX_NODES``); ``nodes_more``: how many nodes ran beyond them (``None`` both
+    on a lost process's record).
 
     ``isolation``: ``{"level", "method", "fences": {name: held}}`` the property ran at (docs/design.md,
     "Isolation"); ``method`` ``unavailable`` (with ``why``) when the host could not give the level."""
@@ -94,7 +96,8 @@ def result(prop_id: str, status: str, *, seed: int | None, hypothesis: bool, tri
             "counterexample": counterexample, "traceback": list(traceback or []), "isolation": isolation,
             "failures": list(failures or []), "example_log": example_log, "fresh_seed": fresh_seed,
             "fresh_log": fresh_log, "output_tail": output_tail, "inputs_changed": inputs_changed,
-            "boundary": list(boundary or []), "origin": origin, "nodes": nodes, "nodes_more": nodes_more}
+            "boundary": list(boundary or []), "origin": origin, "site": site, "nodes": nodes,
+            "nodes_more": nodes_more}
 
 
 def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str,
@@ -143,7 +146,7 @@ def well_formed(record: dict[str, Any]) -> bool:
                                                   ("node", "exc_type", "message"))
                 and isinstance(failure.get("traceback", []), list)):
             return False
-        if not isinstance(failure.get("origin", ""), str):
+        if not isinstance(failure.get("origin", ""), str) or not isinstance(failure.get("site"), (str, _NONE)):
             return False
         frames = failure.get("traceback") or []
         if not all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("line"), int)

@@ -164,6 +164,11 @@ def _origin(raw: Any) -> str:
     return "boundary"
 
 
+def _site(raw: Any) -> str | None:
+    """The failure's ``site`` (the pack's line it came through) as the plugin reported it, or ``None``."""
+    return raw[:1000] if isinstance(raw, str) and raw else None
+
+
 def _nodes_of(raw: Any) -> dict[str, str] | None:
     """A record's ``nodes`` map (node id → outcome), or ``None`` when it has none."""
     if not isinstance(raw, Mapping):
@@ -198,6 +203,7 @@ def run_record(raw: Mapping[str, Any], prop: Property, digest: str, base_revisio
             sig = make_signature(prop_id=prop.id, node=f_node, seed=raw.get("seed"),
                                  exc_type=f.get("exc_type") or "builtins.Exception", message=f.get("message") or "",
                                  counterexample=f.get("counterexample"), origin=_origin(f.get("origin")),
+                                 site=_site(f.get("site")),
                                  tmp_paths=tmp_paths,
                                  fold_digits=prop.fold_digits)
             by_sig.setdefault(sig.value, FailureRecord(

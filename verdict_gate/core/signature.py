@@ -1,4 +1,4 @@
-"""Failure signatures, ``sig-v2`` (docs/design.md §5). Pure: no environment, clock or I/O.
+"""Failure signatures, ``sig-v3`` (docs/design.md §5). Pure: no environment, clock or I/O.
 
 A signature is ``"sha256:" + hex(sha256(canonical_json(parts)))``. The parts are kept
 beside it so that a mismatch can name which part differs.
@@ -10,6 +10,13 @@ isolation boundary: never a candidate failure) or ``runner`` (a lost process). U
 exception the candidate raised with an oracle assertion's type and message signed exactly like the
 oracle's own failed ``assert``; a ``sig-v1`` freeze matches no ``sig-v2`` failure, so it forgives nothing
 until it is recorded again.
+
+``sig-v3`` adds ``site``, the line of the pack's own code the failure came through (``PATH:LINE``, the
+innermost frame of the oracle's traceback under the pack; ``None`` when it has none, as for a lost
+process). The pack is the same on the base and on the candidate (an edit of it voids freezes), so a
+known failure recorded on the base comes through the same line; under ``sig-v2`` a candidate function
+that raised the frozen exception and message for an earlier input of the same example test, one that
+held on the base, signed like the known failure. A ``sig-v2`` freeze matches no ``sig-v3`` failure.
 """
 
 from __future__ import annotations
@@ -21,8 +28,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ALGORITHM = "sig-v2"
-PART_NAMES = ("algorithm", "prop_id", "node", "seed", "exc_type", "message_digest", "counterexample", "origin")
+ALGORITHM = "sig-v3"
+PART_NAMES = ("algorithm", "prop_id", "node", "seed", "exc_type", "message_digest", "counterexample", "origin",
+              "site")
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _DIGITS = re.compile(r"[0-9]+")
@@ -83,10 +91,11 @@ def make_signature(
     message: str,
     counterexample: Any,
     origin: str = "oracle",
+    site: str | None = None,
     tmp_paths: Iterable[str] = (),
     fold_digits: bool = True,
 ) -> Signature:
-    """Build the ``sig-v2`` signature of one failure.
+    """Build the ``sig-v3`` signature of one failure.
 
     Args:
         prop_id: catalog id, e.g. ``prop.order_total``.
@@ -96,6 +105,7 @@ def make_signature(
         message: the raw message; normalised with :func:`normalize_message`.
         counterexample: the minimised input as a JSON value, or ``None``.
         origin: where the exception was raised (see the module docstring).
+        site: ``PATH:LINE`` of the pack's code the failure came through, or ``None`` (module docstring).
     Raises:
         TypeError, ValueError: when ``counterexample`` is not a JSON value.
     """
@@ -108,6 +118,7 @@ def make_signature(
         "message_digest": message_digest(normalize_message(message, tmp_paths, fold_digits)),
         "counterexample": None if counterexample is None else canonical_json(counterexample),
         "origin": origin,
+        "site": site,
     }
     return Signature(value=signature_of(parts), parts=parts)
 

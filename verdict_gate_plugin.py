@@ -824,21 +824,26 @@ def _origin(exc: BaseException, frames: list[dict[str, Any]], roots: list[list[s
     return "candidate" if tag == "candidate" else "oracle"
 
 
-def _site(excinfo: Any, roots: list[list[str]]) -> str | None:
+def _site(excinfo: Any, roots: list[list[str]], client: Any = None) -> str | None:
     """``PATH:LINE`` of the innermost frame of the pack's own code the failure came through (docs/design.md §5,
     the signature's ``site``), the path relative to the pack's root like a node id's (so the same wherever the
-    pack was fetched to): the oracle process's real frames only, never the frames the worker sent."""
+    pack was fetched to): the oracle process's real frames only, never the frames the worker sent. For an
+    exception the candidate raised, ``#`` and the digest of what the oracle asked it (the proxy's ``asked``):
+    the same line in a loop over cases asks a different question for each."""
+    asked = client.asked.get(id(excinfo.value)) if client is not None else None
+    mark = f"#{asked[1]}" if asked is not None and asked[0] is excinfo.value else ""
     site = None
     for entry in excinfo.traceback:
         path = str(entry.path)
         for root, prefix in roots:
             if prefix and path.startswith(root.rstrip("/") + "/"):
-                site = f"{path[len(root.rstrip('/')) + 1:]}:{entry.lineno + 1}"
+                site = f"{path[len(root.rstrip('/')) + 1:]}:{entry.lineno + 1}{mark}"
                 break
     return site
 
 
-def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]]) -> dict[str, Any]:
+def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]],
+             client: Any = None) -> dict[str, Any]:
     exc = excinfo.value
     cause = exc.__cause__ if type(exc).__name__ == "CollectError" and exc.__cause__ is not None else exc
     etype = type(cause)
@@ -851,17 +856,18 @@ def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[
         "counterexample": acc["last_example"] if has_example and acc else None,
         "traceback": frames,
         "origin": _origin(cause, frames, roots),
-        "site": _site(excinfo, roots),
+        "site": _site(excinfo, roots, client),
     }
 
 
-def _failures(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]]) -> list[dict[str, Any]]:
+def _failures(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]],
+              client: Any = None) -> list[dict[str, Any]]:
     """Every failure one exception stands for: itself, or, for the group Hypothesis raises when it
     found several distinct bugs (``report_multiple_bugs``), each of them with its own example."""
     exc = excinfo.value
     group = getattr(exc, "exceptions", None)
     if not (acc and acc.get("hypothesis") and isinstance(exc, BaseExceptionGroup) and group):
-        one = _failure(excinfo, nodeid, acc, roots)
+        one = _failure(excinfo, nodeid, acc, roots, client)
         known = (acc or {}).get("raised", {}).get(id(exc))
         if known is not None and known[0] is exc and one["counterexample"] is not None:
             one["counterexample"] = known[1]
@@ -869,7 +875,7 @@ def _failures(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list
     found = []
     for sub in group:
         info = pytest.ExceptionInfo.from_exception(sub)
-        one = _failure(info, nodeid, acc, roots)
+        one = _failure(info, nodeid, acc, roots, client)
         known = acc.get("raised", {}).get(id(sub))
         one["counterexample"] = known[1] if known is not None and known[0] is sub else None
         found.append(one)
@@ -891,7 +897,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.failed or xfailed:
         if call.excinfo is not None:
             # Every failing test node, and every distinct bug in it, is a failure of its own (§5).
-            found = _failures(call.excinfo, item.nodeid, acc, state["spec"]["roots"])
+            found = _failures(call.excinfo, item.nodeid, acc, state["spec"]["roots"], state["client"])
             if acc["status"] != "fail":
                 acc["failure"] = dict(found[0])
             acc["failures"] += found

@@ -284,3 +284,38 @@ def test_the_candidate_s_source_constants_do_not_steer_the_oracle_s_draws(tmp_pa
     assert verdict(docs, "prop.sandbox") == ("pass", "held") and code == 0
     proc = cli("check", str(repo / "oracle"), "--repo", str(repo))  # with its run at isolation none
     assert proc.returncode == 0 and "prop.sandbox: held" in proc.stdout, proc.stdout
+
+
+PARSE_TABLE = '''
+from calc import parse_amount
+
+def test_parse_table():
+    for text in ["12", "7", "+5"]:
+        assert parse_amount(text) == int(text)
+'''
+# The known bug: a leading "+" is refused (fails on "+5" only).
+PARSE = '''
+def parse_amount(text):
+    if not text.isdigit():
+        raise ValueError(f"bad amount: {text!r}")
+    return int(text)
+'''
+
+
+def test_the_frozen_exception_for_an_earlier_case_of_the_same_loop_is_blocked(tmp_path):
+    # The site of a failure (sig-v3) is the pack line it came through and, for an exception the candidate
+    # raised, what the oracle asked it: "12" is not "+5", though the line, type, message and function agree.
+    files = {"src/calc.py": PARSE + ADD, "oracle/properties/test_parse.py": PARSE_TABLE,
+             "oracle/properties/test_add.py": OK}
+    props = [{"id": "ex.parse", "oracle": "properties/test_parse.py", "kind": "example"},
+             {"id": "prop.add", "oracle": "properties/test_add.py", "kind": "example"}]
+    repo = project(tmp_path, files, props, ["ex.parse"])
+    code, docs = gate(repo, tmp_path / "same", {"README.md": "docs only\n"})
+    assert verdict(docs, "ex.parse") == ("inconclusive", "frozen") and code == 0  # the known failure alone
+    site = docs["runs.json"]["runs"]["ex.parse"]["signature_parts"]["site"]
+    assert site.startswith("properties/test_parse.py:6#") and len(site.rpartition("#")[2]) == 16
+    forged = PARSE.replace("if not text.isdigit():", "if not text.isdigit() or text == '12':\n        text = '+5'")
+    code, docs = gate(repo, tmp_path / "forged", {"src/calc.py": forged + ADD})
+    assert verdict(docs, "ex.parse") == ("fail", "signature_mismatch") and code == 1
+    parts = docs["runs.json"]["runs"]["ex.parse"]["signature_parts"]
+    assert parts["site"].startswith("properties/test_parse.py:6#") and parts["site"] != site

@@ -270,6 +270,8 @@ class Client:
         # (a worker that floods them cannot push a later one out of sight).
         self.doc_texts: dict[str, None] = {}
         self.pack_modules: dict[str, _PackModule] = {}  # the pack's modules as candidate code imports them
+        # id(exception) → (the candidate's exception, digest of the request it answered): see request, _asked.
+        self.asked: dict[int, tuple[BaseException, str]] = {}
         self.doc_texts_full = False
         # Every string or bytes the worker sent, of at least MIN_PIECE characters once stripped (a shorter one
         # is no code worth running): candidate text, which textfence never runs as code here (eval(repr(obj)),
@@ -473,6 +475,7 @@ class Client:
         self.failure = None
         self.boundary = []
         self.callbacks = 0
+        self.asked = {}
 
     def _crash(self, why: str) -> WorkerCrashed:
         self.crashes += 1
@@ -564,7 +567,19 @@ class Client:
             :class:`IsolationUnavailable` when the worker cannot be started.
         """
         answer, generation = self.roundtrip(message)
-        return self.result(answer, generation)
+        return self._answered(message, answer, generation)
+
+    def _answered(self, message: dict[str, Any], answer: dict[str, Any], generation: int) -> Any:
+        """:meth:`result`, remembering what the oracle asked when the candidate raised (the signature's site,
+        docs/design.md §5), here, out of the worker's reach; the outermost request it passes through is last."""
+        try:
+            return self.result(answer, generation)
+        except BaseException as exc:
+            if "raise" in answer and getattr(exc, "__verdict_gate_origin__", None) == "candidate":
+                self.asked[id(exc)] = (exc, _asked(message))
+                while len(self.asked) > MAX_ASKED:
+                    self.asked.pop(next(iter(self.asked)))
+            raise
 
     def result(self, answer: dict[str, Any], generation: int) -> Any:
         """The value of an answer, or its exception raised; an exception the oracle raised in a callback that
@@ -822,7 +837,7 @@ class Client:
                 self._apply_mutations(list(args), kwargs, mutated, generation)
             except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
                 raise self._crash(f"the worker sent malformed argument changes ({type(err).__name__}: {err})") from None
-        return self.result(answer, generation)
+        return self._answered(message, answer, generation)
 
     def _apply_mutations(self, args: list[Any], kwargs: dict[str, Any], mutated: Any, generation: int) -> None:
         for key, tree in mutated:
@@ -1010,6 +1025,33 @@ def _oracle_stack() -> list[list[Any]]:
 # package, the plugin), so a fixture object the oracle hands over cannot lead into its machinery.
 _INTERNAL = ("_pytest", "pytest", "pluggy", "hypothesis", "_hypothesis", "py", "_verdict_gate_boundary",
              "verdict_gate", "verdict_gate_plugin", "sys", "builtins", "importlib", "gc", "inspect", "types")
+
+
+MAX_ASKED = 256  # candidate exceptions whose request is remembered (the newest, in a property's run)
+
+
+def _asked(message: dict[str, Any]) -> str:
+    """A digest (16 hex) of what the oracle asked of the candidate: the request's operation, target and values,
+    without the numbers of this run's tables (handle, reference and link ids), so the same question asked on
+    the base and on the candidate digests alike (the signature's ``site``, docs/design.md §5)."""
+    import hashlib
+
+    def plain(tree: Any) -> Any:
+        if isinstance(tree, list):
+            return [plain(t) for t in tree]
+        if isinstance(tree, dict):
+            if len(tree) == 1:
+                ((tag, p),) = tree.items()
+                if tag in ("o", "lk") and type(p) is int:
+                    return tag  # a reference or a link by its id alone
+                if tag == "lk" and isinstance(p, list):
+                    return {"lk": plain(p[1:])}  # a fresh link: its value
+            return {str(k): plain(v) for k, v in tree.items()
+                    if k not in ("id", "via") and not (k == "h" and type(v) is int)}
+        return tree
+
+    body = {k: plain(message.get(k)) for k in ("op", "obj", "name", "args", "kw", "arg")}
+    return hashlib.sha256(codec.dumps(body).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 PACK_MODULES = 0  # the reference id of the oracle's _PackModules in every worker (worker.PACK_MODULES)

@@ -292,7 +292,9 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
     # The fresh examples are part of the property's own budget (docs/design.md §8.3): the recorded seed
     # draws the rest, in every run of the property (run, replay, freeze), so base and candidate agree.
     recorded, fresh = fresh_split(prop.get("fresh"), current.max_examples)
-    holder: dict[str, Any] = {"acc": acc, "mode": "normal", "log": None, "node": item.nodeid, "fresh": fresh}
+    holder: dict[str, Any] = {"acc": acc, "mode": "normal", "log": None, "node": item.nodeid, "fresh": fresh,
+                              "roots": [str(r[0]) for r in ((_state(item.config) or {}).get("spec") or {})
+                                        .get("roots", [])]}
     func._hypothesis_internal_use_settings = settings(current, max_examples=recorded) if fresh else current
     inner = handle.inner_test
     if not hasattr(func, "_hypothesis_internal_database_key"):
@@ -336,7 +338,7 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
                 # draws the same sequence on the base and on the candidate. Anything else (a look-alike
                 # of a control-flow exception the candidate raised included) is a failing example:
                 # raised, it would end the pass early and hide the examples after it.
-                _log_example(holder, drawn, False, exc)
+                _log_example(holder, drawn, False, exc, _failure_print(exc, pack_dir, holder["roots"]))
                 return None
             acc["hits"] += 1
             # Which example raised which exception: Hypothesis's final replay of each distinct
@@ -417,12 +419,40 @@ def _note_changed(acc: dict[str, Any], drawn: dict[str, Any], kwargs: dict[str, 
         acc["inputs_changed"] = acc.get("inputs_changed", 0) + 1
 
 
+def _failure_print(exc: BaseException, pack_dir: str, roots: list[str]) -> str:
+    """16 hex digits of how an example failed (docs/design.md §8.3): the exception's type, its message (this
+    run's paths and ``0x`` addresses replaced, digits kept) and the pack line it came through, so the same
+    example failing the same way on the base and on the candidate prints alike, and another bug on an example
+    that already failed on the base does not; never raises."""
+    import hashlib
+    import re
+
+    try:
+        text = str(exc)
+    except Exception:  # a candidate exception whose __str__ fails
+        text = "(its message could not be read)"
+    for root in sorted(roots, key=len, reverse=True):
+        text = text.replace(root.rstrip("/"), "<root>")
+    text = re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)
+    line, tb = "", exc.__traceback__
+    while tb is not None:  # the oracle's own frames: the worker's are data it sent
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(pack_dir):
+            line = f"{filename[len(pack_dir):]}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    kind = type(exc)
+    return hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}\0{text}\0{line}".encode(
+        "utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool,
-                 exc: BaseException | None = None) -> None:
+                 exc: BaseException | None = None, fails: str | None = None) -> None:
     log = holder["log"]
     if log is None or len(log) >= MAX_LOG:
         return
     entry: dict[str, Any] = {"digest": example_digest(holder["node"], drawn), "held": held}
+    if fails is not None:
+        entry["fails"] = fails
     kept = holder.setdefault("inputs_kept", {})
     if not held and kept.get(id(log), 0) < MAX_LOG_INPUTS:
         kept[id(log)] = kept.get(id(log), 0) + 1

@@ -279,6 +279,23 @@ def test_new_failing_example_names_its_input():
     assert got.reason == "new_failing_examples" and "{'n': 12}" in got.detail
 
 
+@pytest.mark.parametrize(("base_fails", "run_fails", "reason"), [
+    ("a" * 16, "a" * 16, "frozen"),  # the example fails as on the base: the frozen failure
+    ("a" * 16, "b" * 16, "new_failing_examples"),  # another bug on an example the base already failed
+    (None, "b" * 16, "frozen"),  # a base log from before how-it-failed was recorded: nothing to compare
+])
+def test_an_example_the_base_failed_must_fail_the_same_way(base_fails: str | None, run_fails: str,
+                                                            reason: str) -> None:
+    base = Example("3" * 32, False, {"n": 3}, fails=base_fails)
+    run = Example("3" * 32, False, {"n": 3}, error="AssertionError: assert [0] == [6]", fails=run_fails)
+    got = decide(failed(example_log=(run,)), oracle_edited=False, freezes=[freeze()],
+                 replay=replayed(F1, example_log=(base,)), base_revision=BASE, ancestors=ANCESTORS,
+                 freeze_base="reproduced", today=TODAY)
+    assert got.reason == reason
+    if reason == "new_failing_examples":
+        assert "fails another way on the candidate (AssertionError: assert [0] == [6])" in got.detail
+
+
 def test_a_log_from_another_base_does_not_count():
     other = [BaseSig("prop.x", SIG.value, DIGEST, OLD_BASE, failures=(SIG.value,), example_log=(HELD,))]
     got = decide(failed(example_log=(BROKE,)), oracle_edited=False, freezes=[freeze()], replay=REPLAYED + other,

@@ -73,3 +73,13 @@ def test_the_frozen_base_promotes_an_honest_patch(frozen_arena: Arena) -> None:
     run = _gate(frozen_arena, CONTROLS_DIR / "refactor", "frozen:refactor")
     assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
     assert run.failing() == {pid: "inconclusive/frozen" for pid in FROZEN_IDS}, _detail(run)
+
+
+def test_a_frozen_failure_stays_forgiven_through_an_honest_decorator(frozen_arena: Arena) -> None:
+    """``frozen_decorated``: a call-counting decorator without ``functools.wraps`` on the frozen ``parse_amount``,
+    its body unchanged: the frozen failure comes through the same pack line with the same question, so it is
+    still forgiven (the signature's site never digests the name the worker gives the target; found by a
+    red-team run, where it did)."""
+    run = _gate(frozen_arena, CONTROLS_DIR / "frozen_decorated", "frozen:decorated")
+    assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
+    assert run.failing() == {pid: "inconclusive/frozen" for pid in FROZEN_IDS}, _detail(run)

@@ -1031,9 +1031,10 @@ MAX_ASKED = 256  # candidate exceptions whose request is remembered (the newest,
 
 
 def _asked(message: dict[str, Any]) -> str:
-    """A digest (16 hex) of what the oracle asked of the candidate: the request's operation, target and values,
-    without the numbers of this run's tables (handle, reference and link ids), so the same question asked on
-    the base and on the candidate digests alike (the signature's ``site``, docs/design.md §5)."""
+    """A digest (16 hex) of what the oracle asked of the candidate: the request's operation, attribute name and
+    values, without the numbers of this run's tables (handle, reference and link ids), so the same question
+    asked on the base and on the candidate digests alike (the signature's ``site``, docs/design.md §5). Not
+    the target: its name is the worker's to say (a decorator without ``functools.wraps`` renames it)."""
     import hashlib
 
     def plain(tree: Any) -> Any:
@@ -1050,7 +1051,7 @@ def _asked(message: dict[str, Any]) -> str:
                     if k not in ("id", "via") and not (k == "h" and type(v) is int)}
         return tree
 
-    body = {k: plain(message.get(k)) for k in ("op", "obj", "name", "args", "kw", "arg")}
+    body = {k: plain(message.get(k)) for k in ("op", "name", "args", "kw", "arg")}
     return hashlib.sha256(codec.dumps(body).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

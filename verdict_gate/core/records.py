@@ -54,11 +54,12 @@ class FailureRecord:
 
 def examples_json(log: tuple[Example, ...] | None) -> list[dict[str, Any]] | None:
     """An example log as JSON: ``{"digest", "held"}`` per example in draw order, ``input`` (and ``error``, when
-    known) on a failing one."""
+    known) and ``fails`` (how it failed) on a failing one."""
     if log is None:
         return None
     return [{"digest": e.digest, "held": e.held,
-             **({} if e.held else {"input": e.input}), **({"error": e.error} if e.error is not None else {})}
+             **({} if e.held else {"input": e.input}), **({"error": e.error} if e.error is not None else {}),
+             **({"fails": e.fails} if e.fails is not None else {})}
             for e in log]
 
 
@@ -67,7 +68,8 @@ def examples_of(raw: Any) -> tuple[Example, ...] | None:
     if not isinstance(raw, list):
         return None
     return tuple(Example(str(e["digest"]), bool(e["held"]), e.get("input"),
-                         error=e["error"] if isinstance(e.get("error"), str) else None) for e in raw
+                         error=e["error"] if isinstance(e.get("error"), str) else None,
+                         fails=e["fails"] if isinstance(e.get("fails"), str) else None) for e in raw
                  if isinstance(e, Mapping) and isinstance(e.get("digest"), str) and isinstance(e.get("held"), bool))
 
 

@@ -14,7 +14,7 @@ until it is recorded again.
 ``sig-v3`` adds ``site``, the line of the pack's own code the failure came through (``PATH:LINE``, the
 innermost frame of the oracle's traceback under the pack; ``None`` when it has none, as for a lost
 process), and for an exception the candidate raised ``#`` and 16 hex digits of what the oracle asked it
-(the request's operation, target and values: a loop over cases asks each case at one line). The pack is
+(the request's operation and values: a loop over cases asks each case at one line). The pack is
 the same on the base and on the candidate (an edit of it voids freezes), so a known failure recorded on
 the base comes through the same line; under ``sig-v2`` a candidate function that raised the frozen
 exception and message for an earlier input of the same example test, one that held on the base, signed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from verdict_gate.core.signature import describe_failure, differing_parts
@@ -70,6 +70,8 @@ class Example:
     input: Any = None
     unmatched: bool = False  # a failing fresh example the base replay never drew (see _unmatched)
     error: str | None = None
+    fails: str | None = None  # how it failed: 16 hex of its exception type, message and pack line
+    changed: bool = False  # it failed on the base too, another way (see _regressions)
 
 
 @dataclass(frozen=True)
@@ -430,11 +432,20 @@ def miss_chance(rate: tuple[int, int] | None, tries: int) -> float | None:
 
 
 def _regressions(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example, ...] | None]) -> list[Example]:
-    """The examples of ``log`` that fail although the same example held in one of ``base_logs``."""
+    """The examples of ``log`` that fail although the same example held in one of ``base_logs``, or failed
+    there another way (another exception, message or pack line: a second bug on an example the freeze
+    forgives for the first; found by a red-team run, promoted before)."""
     if not log:
         return []
     held = {e.digest for base in base_logs if base for e in base if e.held}
+    failed: dict[str, set[str]] = {}
+    for base in base_logs:
+        for e in base or ():
+            if not e.held and e.fails is not None:
+                failed.setdefault(e.digest, set()).add(e.fails)
     found = [e for e in log if not e.held and e.digest in held]
+    found += [replace(e, changed=True) for e in log if not e.held and e.digest not in held and e.digest in failed
+              and e.fails not in failed[e.digest]]
     # A log cut short on the candidate but not on the base hides the examples after the cut: fail closed.
     base_stopped = any(e.digest == STOPPED for base in base_logs if base for e in base)
     if not base_stopped and any(b for b in base_logs):
@@ -457,6 +468,9 @@ def _regression_detail(found: Sequence[Example], what: str) -> str:
         return f"{found[0].input} (on the candidate only: not every example could be compared)"
     shown = str(found[0].input) if found[0].input is not None else "(input not kept)"
     shown = shown if len(shown) <= 300 else shown[:300] + "…"
+    if found[0].changed:
+        error = f" ({found[0].error})" if found[0].error else ""
+        return f"{what} that failed on the base revision fails another way on the candidate{error}: {shown}"
     if found[0].unmatched:
         return (f"{what} fails on the candidate and was not drawn on the base revision, so it cannot be shown to "
                 f"fail there too: {shown}")

@@ -347,6 +347,9 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
             raised[id(exc)] = (exc, drawn)
             while len(raised) > 256:
                 raised.pop(next(iter(raised)))
+            if holder.get("normal_log") is not None:  # the normal pass of a frozen property is logged too
+                _log_example(holder, drawn, False, exc, _failure_print(exc, pack_dir, holder["roots"]),
+                             log=holder["normal_log"])
             raise
         if mutable:
             _note_changed(acc, drawn, kwargs)
@@ -354,6 +357,8 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
             _log_example(holder, drawn, True)
             return result
         acc["hits"] += 1
+        if holder.get("normal_log") is not None:
+            _log_example(holder, drawn, True, log=holder["normal_log"])
         return result
 
     counted._verdict_gate_holder = holder  # type: ignore[attr-defined]
@@ -446,8 +451,9 @@ def _failure_print(exc: BaseException, pack_dir: str, roots: list[str]) -> str:
 
 
 def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool,
-                 exc: BaseException | None = None, fails: str | None = None) -> None:
-    log = holder["log"]
+                 exc: BaseException | None = None, fails: str | None = None,
+                 log: list[dict[str, Any]] | None = None) -> None:
+    log = holder["log"] if log is None else log
     if log is None or len(log) >= MAX_LOG:
         return
     entry: dict[str, Any] = {"digest": example_digest(holder["node"], drawn), "held": held}
@@ -504,6 +510,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     """Before the normal pass of a Hypothesis test: the example-logging pass (a property with a
     freeze) and the fresh-seed pass (every seeded property), docs/design.md §8.3."""
     state = _state(pyfuncitem.config)
+    logged: dict[str, Any] | None = None  # the holder whose normal pass is logged
     if state is not None:
         pid = state["item_prop"].get(pyfuncitem.nodeid)
         prop = state["props"].get(pid) if pid else None
@@ -518,6 +525,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
             if prop.get("fresh_seed") is not None and holder.get("fresh"):
                 _logging_pass(pyfuncitem, holder, acc.setdefault("fresh_log", []), seed=prop["fresh_seed"],
                               max_examples=holder["fresh"])
+            # The normal pass's examples, shrinking included, join the example log (docs/design.md §8.3): a
+            # bug that shows only after the logging passes (a call counter) still meets the base's record.
+            holder["normal_log"] = acc["example_log"] if prop.get("example_log") else None
+            logged = holder
     client = state["client"] if state is not None else None
     if client is not None:
         client.as_itself = True  # SystemExit, KeyboardInterrupt arrive as themselves inside a test's call
@@ -535,6 +546,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     finally:
         if client is not None:
             client.as_itself = False
+        if logged is not None:
+            logged["normal_log"] = None
 
 
 class _CandidateInterrupt(Exception):

@@ -439,15 +439,23 @@ def _failure_print(exc: BaseException, pack_dir: str, roots: list[str]) -> str:
     for root in sorted(roots, key=len, reverse=True):
         text = text.replace(root.rstrip("/"), "<root>")
     text = re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)
-    line, tb = "", exc.__traceback__
-    while tb is not None:  # the oracle's own frames: the worker's are data it sent
+    line = _pack_line(exc, pack_dir) or ""
+    kind = type(exc)
+    return hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}\0{text}\0{line}".encode(
+        "utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _pack_line(exc: BaseException, pack_dir: str) -> str | None:
+    """``PATH:LINE`` (relative to the pack, like a node id's path) of the innermost frame under ``pack_dir``
+    (ending in a separator) in ``exc``'s traceback: the oracle process's real frames only, never the frames
+    the worker sent as data."""
+    line, tb = None, exc.__traceback__
+    while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
         if filename.startswith(pack_dir):
             line = f"{filename[len(pack_dir):]}:{tb.tb_lineno}"
         tb = tb.tb_next
-    kind = type(exc)
-    return hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}\0{text}\0{line}".encode(
-        "utf-8", "surrogatepass")).hexdigest()[:16]
+    return line
 
 
 def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool,
@@ -875,14 +883,9 @@ def _site(excinfo: Any, roots: list[list[str]], client: Any = None) -> str | Non
     the same line in a loop over cases asks a different question for each."""
     asked = client.asked.get(id(excinfo.value)) if client is not None else None
     mark = f"#{asked[1]}" if asked is not None and asked[0] is excinfo.value else ""
-    site = None
-    for entry in excinfo.traceback:
-        path = str(entry.path)
-        for root, prefix in roots:
-            if prefix and path.startswith(root.rstrip("/") + "/"):
-                site = f"{path[len(root.rstrip('/')) + 1:]}:{entry.lineno + 1}{mark}"
-                break
-    return site
+    packs = [root.rstrip("/") + "/" for root, prefix in roots if prefix]
+    line = _pack_line(excinfo.value, packs[0]) if packs else None
+    return f"{line}{mark}" if line is not None else None
 
 
 def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]],

@@ -1265,14 +1265,16 @@ def test_a_pack_module_imported_by_candidate_code_holds_only_what_the_worker_hol
     # This file plays the pack (client.oracle_roots); candidate code imports it by name, as toolz's curry does
     # when pickled: the names whose values the worker holds answer, nothing else does.
     here = __name__
-    held = lib.echo  # a candidate function: the worker's own
-    assert lib.module_attr(here, "lib_echo_for_import") == ["found", True]
+    globals()["lib_echo_for_import"] = lib.echo  # a candidate function: the worker's own
+    try:
+        assert lib.module_attr(here, "lib_echo_for_import") == ["found", True]
+    finally:
+        globals()["lib_echo_for_import"] = None
     assert lib.module_attr(here, "CANDIDATE") == ["missing", "AttributeError"]  # an oracle value it never held
     assert lib.module_attr(here, "pytest") == ["missing", "AttributeError"]  # nor the oracle's imports
     assert lib.module_attr(here, "_module") == ["missing", "AttributeError"]
     assert lib.module_attr("verdict_gate.boundary.proxy", "Client") == ["missing", "ModuleNotFoundError"]
     assert lib.module_attr("no_module_of_the_oracle", "x") == ["missing", "ModuleNotFoundError"]
-    assert held is lib.echo
 
 
 lib_echo_for_import: Any = None

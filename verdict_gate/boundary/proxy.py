@@ -505,15 +505,7 @@ class Client:
                 raise codec.ProtocolError("a frame of an unknown shape")
             if "op" in frame:
                 self._extras(frame)
-                # While the oracle's code answers, the channel is idle (the worker waits for this answer and
-                # serves requests nested in it): the oracle's other threads may use it meanwhile (a pool's
-                # threads calling the candidate, its task thread pickling a handle). Each exchange still
-                # holds the lock from its request to its answer, so frames stay strictly nested.
-                held = self.lock._release_save()  # type: ignore[attr-defined]
-                try:
-                    answer = self._serve(frame)
-                finally:
-                    self.lock._acquire_restore(held)  # type: ignore[attr-defined]
+                answer = self._serve(frame)
                 self._sync_out(answer)
                 codec.write_frame(self.wfd, answer)
                 continue
@@ -903,7 +895,16 @@ class Client:
                     return self._read_ahead(req["obj"], obj, n)
                 return self._next_batch(obj, n)
             kwargs = {str(k): decode(self, v, generation) for k, v in req.get("kw") or []}
-            value = _Callbacks.apply(self, obj, do, args, kwargs, req.get("name"))
+            # While the oracle's code runs, the channel is idle (the worker waits for this answer and serves
+            # requests nested in it): the oracle's other threads may use it meanwhile (a pool's threads
+            # calling the candidate, its task thread pickling a handle). Only the oracle's code runs without
+            # the lock: decoding the arguments and encoding the result touch the client's tables, and every
+            # exchange holds it from its request to its answer, so frames stay strictly nested.
+            held = self.lock._release_save()  # type: ignore[attr-defined]
+            try:
+                value = _Callbacks.apply(self, obj, do, args, kwargs, req.get("name"))
+            finally:
+                self.lock._acquire_restore(held)  # type: ignore[attr-defined]
             return {"ok": self._link_result(value)}
         except (KeyboardInterrupt, SystemExit) as exc:
             if getattr(exc, "__verdict_gate_origin__", None) != "candidate":

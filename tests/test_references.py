@@ -650,6 +650,41 @@ def test_an_oracle_subclass_of_a_candidate_class_is_built_in_the_worker(lib: Any
     assert type(mine).__name__ == "Mine"
 
 
+def test_two_subclasses_in_one_file_are_each_built_from_their_own_statement(lib: Any) -> None:
+    class Mine(lib.Base):
+        def hook(self) -> str:
+            return "mine"
+
+    class Mine2(lib.Base):  # the same file, parsed once (proxy._class_statements): its own statement
+        def hook(self) -> str:
+            return "mine2"
+
+    assert Mine(1).call_hook() == "mine" and Mine2(1).call_hook() == "mine2"
+
+
+SEGMENT_CASES = [
+    "class A:\n    x = 1\n",
+    "class A: pass\n",
+    "def f():\n\tclass B(object):\n\t\tpass\n\treturn B\n",
+    "x = 1\r\nclass C:\r\n    y = 'é'\r\n    class D:\r\n        pass\r\n",
+    "class E:\n    s = 'a\\x0cb'\n\x0c\nclass F:  # ü\n    pass",
+    "if True:\n    class G(\n        int,\n    ): z = 'ö'; w = 2\n",
+]
+
+
+@pytest.mark.parametrize("source", SEGMENT_CASES + [Path(proxy.__file__).read_text(encoding="utf-8"),
+                                                    Path(__file__).read_text(encoding="utf-8")])
+def test_a_class_statement_s_text_is_what_ast_gives(source: str) -> None:
+    import ast
+
+    classes, lines = proxy._class_statements("<test>", source)
+    assert [n.lineno for n in classes] == [n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)]
+    assert classes, "each case has a class statement"
+    for node in classes:
+        assert proxy._segment(lines, node) == ast.get_source_segment(source, node, padded=True)
+    assert proxy._class_statements("<test>", source)[0] is classes  # parsed once per text
+
+
 def test_records_compare_on_the_class_fields_and_every_field_the_oracle_gave(lib: Any) -> None:
     assert lib.Money(5, "EUR") == lib.Money(5, "EUR")
     # The oracle gave the currency: the candidate's field(compare=False) does not reach the oracle.

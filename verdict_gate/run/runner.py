@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -415,6 +416,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         )
         _LIVE.add(proc.pid)
     watch = _Watch(by_id, results, tally, progress, files=len(oracles))
+    exit_fd = _pidfd(proc.pid)
     try:
         with open(results_file, encoding="utf-8", errors="replace") as feed:
             while True:
@@ -433,12 +435,14 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                     break
                 if exited:
                     break
-                time.sleep(POLL_S)
+                _wait_exit(exit_fd, POLL_S)
         watch.finish(proc.returncode, ws.scratch / f"pytest-{attempt}.log")
         return watch.got, watch.phase_failure
     finally:
         if proc.poll() is None:
             _kill(proc)
+        if exit_fd is not None:
+            os.close(exit_fd)
         log.close()
         # Every process the candidate started is dead before results are read further (§8.4):
         # with the gate a child subreaper, an orphan of this process is our child now.
@@ -448,6 +452,27 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                 for uid in sandbox.worker_uids(proc.pid):  # everything of its workers' uids (kill(-1) by uid)
                     sandbox.kill_uid(uid)
             sandbox.kill_descendants(keep=tuple(_LIVE))
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when the child ``pid`` exits (Linux 5.3+ ``pidfd_open``), or ``None``
+    where the host has none. The child is not reaped before it is closed, so the pid cannot be reused."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_exit(exit_fd: int | None, seconds: float) -> None:
+    """Wait ``seconds``, or less when the process of ``exit_fd`` exits first: a run does not lose up to a
+    poll interval after each oracle process's end (a sleep where there is no pidfd)."""
+    if exit_fd is None:
+        time.sleep(seconds)
+        return
+    try:
+        select.select([exit_fd], [], [], seconds)
+    except (OSError, ValueError):
+        time.sleep(seconds)
 
 
 class _Watch:

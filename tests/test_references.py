@@ -1090,6 +1090,9 @@ class Keeper:
     def put(self, key, value):
         self.store[key] = value
 
+    def read(self, key):
+        return [type(self.store[key]).__name__, repr(self.store[key])]
+
 def keep(store):
     return Keeper(store)
 
@@ -1156,6 +1159,29 @@ class Owner:
 
     def __init__(self) -> None:
         self.cache: dict[str, int] = {}
+
+
+def test_a_linked_container_s_changes_of_the_same_size_cross_both_ways(tree: Path, client: proxy.Client) -> None:
+    # Each side encodes a linked container of scalars again only when its items are other objects than at the
+    # last agreed state (codec.scalar_items): an equal value of another type or sign still crosses.
+    (tree / "src" / "calc" / "holder.py").write_text(textwrap.dedent(HOLDER))
+    holder = _module(client, "calc.holder")
+    store: dict[str, Any] = {"a": 1, "b": 0.0, "c": "x"}
+    keeper = holder.keep(store)
+    assert keeper.read("a") == ["int", "1"] and keeper.read("b") == ["float", "0.0"]
+    store["a"], store["b"] = True, -0.0  # equal to what the worker holds, and not the same
+    assert keeper.read("a") == ["bool", "True"] and keeper.read("b") == ["float", "-0.0"]
+    store["a"] = 10**20
+    assert keeper.read("a") == ["int", repr(10**20)]
+    store["a"] = 10**20 + 1
+    assert keeper.read("a") == ["int", repr(10**20 + 1)]
+    keeper.put("c", "y")  # the candidate's change, of the same size
+    assert store == {"a": 10**20 + 1, "b": -0.0, "c": "y"}
+    keeper.put("a", 1.0)
+    keeper.put("b", 0.0)
+    assert type(store["a"]) is float and str(store["b"]) == "0.0"
+    keeper.put("a", 1)
+    assert type(store["a"]) is int and keeper.read("a") == ["int", "1"]
 
 
 def test_a_container_read_from_an_oracle_object_stays_one_container(lib: Any) -> None:

@@ -613,6 +613,34 @@ def _signature(p: Any, make: Make, labels: dict[int, Any]) -> Any:
                              return_annotation=opt(ret))
 
 
+# Exact types whose encoded form an object's identity decides: immutable, encoded by value.
+_SCALAR_TYPES = frozenset({int, float, str, bool, type(None), bytes})
+
+
+def scalar_items(container: Any) -> list[Any] | None:
+    """The items of a linked ``dict`` (keys and values, in order), ``list`` or ``set`` (in iteration order),
+    when every one is an immutable scalar of an exact builtin type (``int``, ``float``, ``str``, ``bool``,
+    ``None``, ``bytes``); ``None`` for anything else. While :func:`same_items` holds between two such lists, the
+    container's encoded state has not changed: a side need not encode it again to find out."""
+    t = type(container)
+    if t is dict:
+        items = [x for pair in container.items() for x in pair]
+    elif t is list or t is set:
+        items = list(container)
+    else:
+        return None
+    for x in items:
+        if type(x) not in _SCALAR_TYPES:
+            return None
+    return items
+
+
+def same_items(now: list[Any], before: list[Any]) -> bool:
+    """Whether two :func:`scalar_items` lists hold the same objects (or equal ``int``s) in the same order."""
+    return len(now) == len(before) and all(x is y or (type(x) is int and type(y) is int and x == y)
+                                           for x, y in zip(now, before, strict=True))
+
+
 def replace_in_place(container: Any, value: Any) -> None:
     """Make ``container`` (a list, dict, set or bytearray) hold what ``value`` of the same type holds, in
     place: a linked container's new state from the other side.

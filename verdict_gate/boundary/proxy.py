@@ -262,6 +262,8 @@ class Client:
         self.links: dict[int, Any] = {}  # link id → the oracle's container
         self.link_of: dict[int, int] = {}  # id(container) → link id
         self.link_state: dict[int, str] = {}  # link id → the JSON both sides last agreed on
+        # link id → its scalar items (codec.scalar_items) when its state was last agreed, and that state's text
+        self.link_seen: dict[int, tuple[list[Any], str]] = {}
         self.offered: dict[int, Any] = {}  # link id → a container handed over by a call in flight
         self.next_link = 1
         self.ahead: dict[int, tuple[Any, Any]] = {}  # reference id → (iterator read ahead, its position then)
@@ -341,7 +343,7 @@ class Client:
         self.reader = codec.Reader(from_worker_r, self.spin_s)
         self.generation += 1
         self.releases.clear()
-        for table in (self.links, self.link_of, self.link_state, self.offered):
+        for table in (self.links, self.link_of, self.link_state, self.link_seen, self.offered):
             table.clear()
         if self not in _CLIENTS:
             _CLIENTS.append(self)
@@ -783,11 +785,20 @@ class Client:
             self._moved(frame)
         changed = []
         for lid, value in self.links.items():
+            items, text = codec.scalar_items(value), self.link_state.get(lid)
+            seen = self.link_seen.get(lid)
+            if items is not None and seen is not None and text is not None and seen[1] is text \
+                    and codec.same_items(items, seen[0]):
+                continue  # the same scalars as when its state was last agreed: unchanged, no encoding
             tree = self.encode(value, top=False)
-            text = codec.dumps(tree)
-            if text != self.link_state.get(lid):
+            new = codec.dumps(tree)
+            if new != text:
                 changed.append([lid, tree])
-                self.link_state[lid] = text
+                self.link_state[lid] = text = new
+            if items is None:
+                self.link_seen.pop(lid, None)
+            else:
+                self.link_seen[lid] = (items, text)
         if changed:
             frame["sync"] = changed
 
@@ -807,6 +818,7 @@ class Client:
         for lid in frame.get("unlink") or ():
             value = self.links.pop(lid, None) if type(lid) is int else None
             self.link_state.pop(lid, None)
+            self.link_seen.pop(lid, None)
             if value is not None and self.link_of.get(id(value)) == lid:
                 del self.link_of[id(value)]
 

@@ -482,6 +482,8 @@ class Worker:
         self.links: dict[int, Any] = {}  # link id → this side's copy
         self.link_of: dict[int, int] = {}  # id(copy) → link id
         self.link_state: dict[int, str] = {}  # link id → the JSON both sides last agreed on
+        # link id → its scalar items (codec.scalar_items) when its state was last agreed, and that state's text
+        self.link_seen: dict[int, tuple[list[Any], str]] = {}
         self.pending: dict[int, Any] = {}  # link id → a copy handed over by the request being served
         self.kept: list[int] = []
         self.out, self.err = _Output("stdout"), _Output("stderr")
@@ -707,13 +709,22 @@ class Worker:
         changed, dropped = [], []
         for lid in list(self.links):
             copy_ = self.links[lid]
-            tree = self.encode(copy_, top=False)
-            text = codec.dumps(tree)
-            if text != self.link_state.get(lid):  # its last changes go first, even if it is let go now
-                changed.append([lid, tree])
-                self.link_state[lid] = text
+            items, text = codec.scalar_items(copy_), self.link_state.get(lid)
+            seen = self.link_seen.get(lid)
+            if not (items is not None and seen is not None and text is not None and seen[1] is text
+                    and codec.same_items(items, seen[0])):  # else the same scalars as last agreed: unchanged
+                tree = self.encode(copy_, top=False)
+                new = codec.dumps(tree)
+                if new != text:  # its last changes go first, even if it is let go now
+                    changed.append([lid, tree])
+                    self.link_state[lid] = text = new
+                if items is None:
+                    self.link_seen.pop(lid, None)
+                else:
+                    self.link_seen[lid] = (items, str(text))
             if sys.getrefcount(copy_) <= 3:  # the table, this name, the call: nothing of the candidate's
                 del self.links[lid], self.link_of[id(copy_)], self.link_state[lid]
+                self.link_seen.pop(lid, None)
                 dropped.append(lid)
         if changed:
             frame["sync"] = changed

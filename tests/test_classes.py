@@ -43,6 +43,86 @@ if True:
     assert defined_classes("calc.ops", b"def broken(:\n") == set()  # does not parse: defines none
 
 
+NESTED = b'''
+import a
+try:
+    import b.c
+    class InTry: ...
+except ImportError:
+    from d import e
+    class InExcept: ...
+else:
+    class InElse: ...
+finally:
+    class InFinally: ...
+with open("x") as f, open("y"):
+    class InWith: ...
+for i in range(2):
+    class InFor: ...
+else:
+    import f
+while False:
+    async def g():
+        async with h:
+            class InAsyncWith: ...
+        async for j in k:
+            import l
+match m:
+    case [1, *_] if n:
+        class InCase: ...
+        from o.p import q
+@decorator(lambda: None)
+class Decorated(Base, metaclass=Meta):
+    x = [y for y in range(3)]
+'''
+
+
+def _full_walk(source: bytes) -> tuple[set[str], set[str]]:
+    """What ast.walk over the whole tree finds: every class statement's name, and every absolute import."""
+    import ast
+
+    names, imports = set(), set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import):
+            imports.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            imports.add(node.module.partition(".")[0])
+    return names, imports
+
+
+def _sources() -> list[Path]:
+    root = Path(__file__).resolve().parent.parent
+    return sorted([*root.glob("verdict_gate/**/*.py"), *root.glob("tests/fidelity/projects/*/**/*.py")])
+
+
+def test_a_walk_of_the_statements_finds_what_a_walk_of_everything_finds() -> None:
+    """Over a file with every kind of nested body and over real sources (this tree, the fidelity projects)."""
+    import ast
+
+    from verdict_gate.core.classes import walk_statements
+
+    sources = [NESTED, *(p.read_bytes() for p in _sources())]
+    assert len(sources) > 100
+    for source in sources:
+        names, imports = _full_walk(source)
+        got = list(walk_statements(ast.parse(source)))
+        assert {n.name for n in got if isinstance(n, ast.ClassDef)} == names
+        assert {q.rpartition(":")[2].rpartition(".")[2] for q in defined_classes("m", source)} == names
+        found = {a.name.partition(".")[0] for n in got if isinstance(n, ast.Import) for a in n.names}
+        found |= {n.module.partition(".")[0] for n in got if isinstance(n, ast.ImportFrom) and not n.level and n.module}
+        assert found == imports
+        assert not any(isinstance(n, ast.expr) for n in got)  # expressions are never walked
+
+
+def test_nested_statements_are_all_found() -> None:
+    names, imports = _full_walk(NESTED)
+    assert names == {"InTry", "InExcept", "InElse", "InFinally", "InWith", "InFor", "InAsyncWith", "InCase",
+                     "Decorated"}
+    assert imports == {"a", "b", "d", "f", "l", "o"}
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false",
                     "-C", str(repo), *args], check=True, capture_output=True)

@@ -42,8 +42,25 @@ def defined_classes(module: str, source: bytes | str) -> set[str]:
                 walk(node.body, f"{prefix}{node.name}.")
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 walk(node.body, f"{prefix}{node.name}.<locals>.")
-            else:
-                walk(ast.iter_child_nodes(node), prefix)
+            else:  # a class statement is a statement: expressions (the bulk of a tree) hold none
+                walk(statements_in(node), prefix)
 
     walk(tree.body, "")
     return found
+
+
+def statements_in(node: ast.AST) -> Iterable[ast.AST]:
+    """The child nodes of ``node`` that are not expressions: the statements of its bodies (``if``, ``for``,
+    ``with``, ``try`` …), its ``except`` handlers and ``match`` cases, and what else is no ``ast.expr``. Every
+    statement nested in ``node`` is reached through these, never through an expression."""
+    return (child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.expr))
+
+
+def walk_statements(tree: ast.AST) -> Iterable[ast.AST]:
+    """Every node of ``tree`` that :func:`statements_in` reaches, ``tree`` first: ``ast.walk`` without descending
+    into expressions (an ``import`` or ``class`` statement is never inside one)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(statements_in(node))

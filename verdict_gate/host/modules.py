@@ -23,6 +23,7 @@ from pathlib import Path
 
 from verdict_gate.boundary.proxy import pack_module_names, provided_names
 from verdict_gate.core.catalog import Catalog
+from verdict_gate.core.classes import walk_statements
 from verdict_gate.core.errors import GateError
 
 
@@ -40,7 +41,7 @@ def imported_by(pack_dir: Path) -> set[str]:
                 tree = ast.parse(Path(root, name).read_bytes())
             except (SyntaxError, ValueError, OSError):
                 continue
-            for node in ast.walk(tree):
+            for node in walk_statements(tree):  # imports are statements: expressions are not walked
                 if isinstance(node, ast.Import):
                     names.update(alias.name.partition(".")[0] for alias in node.names)
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from conftest import NO_BWRAP
 
@@ -77,6 +78,19 @@ def git(repo: Path, *args: str) -> str:
 def commit_all(repo: Path, message: str) -> None:
     git(repo, "add", "--all")
     git(repo, "commit", "--quiet", "--allow-empty", "-m", message)
+
+
+EDIT_SUFFIX = ".edit.yaml"
+
+
+def edit_file(target: Path, edits: list[dict[str, str]], where: str) -> None:
+    """Apply ``edits`` (``old`` → ``new``, each ``old`` exactly once in the file) to ``target`` in place."""
+    text = target.read_text()
+    for edit in edits:
+        count = text.count(edit["old"])
+        assert count == 1, f"{where}: {edit['old'][:60]!r} occurs {count} times in {target.name}, not once"
+        text = text.replace(edit["old"], edit["new"])
+    target.write_text(text)
 
 
 def method() -> str:
@@ -399,17 +413,24 @@ class Arena:
         return repo
 
     def write_tree(self, repo: Path, source: Path, skip: tuple[str, ...] = ("attack.yaml", "expect.yaml")) -> list[str]:
-        """Copy the files of ``source`` into ``repo`` (placeholders substituted); return their paths."""
+        """Copy the files of ``source`` into ``repo`` (placeholders substituted); return their paths. A file
+        ``NAME.edit.yaml`` is not copied: its ``[{old, new}, ...]`` edit the file ``NAME`` already in ``repo``
+        (each ``old`` must occur exactly once), so a case that changes a few lines of a base file says only those."""
         written = []
         for path in sorted(source.rglob("*")):
             rel = path.relative_to(source)
             if path.is_dir() or rel.as_posix() in skip or "__pycache__" in rel.parts:
                 continue
-            target = repo / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
             data = path.read_bytes()
             for key, value in self.substitutions().items():
                 data = data.replace(key.encode(), value.encode())
+            if rel.name.endswith(EDIT_SUFFIX):
+                rel = rel.with_name(rel.name[:-len(EDIT_SUFFIX)])
+                edit_file(repo / rel, yaml.safe_load(data), f"{source.name}/{path.relative_to(source)}")
+                written.append(rel.as_posix())
+                continue
+            target = repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
             written.append(rel.as_posix())
         return written

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attack_harness import BROKEN, CASES_DIR, Arena, assert_not_promoted, record, user_state
+from attack_harness import BROKEN, CASES_DIR, Arena, assert_not_promoted, edit_file, record, user_state
 
 EVIDENCE_FILES = {"fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
                   "results.sarif", "summary.md"}
@@ -43,6 +43,16 @@ ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena"}  # a 
 
 def test_the_corpus_is_big_enough() -> None:
     assert len(CASES) >= 60, len(CASES)
+
+
+def test_an_edit_of_a_base_file_must_match_once(tmp_path: Path) -> None:
+    target = tmp_path / "known.py"
+    target.write_text("def f():\n    return 1\n\ndef g():\n    return 1\n")
+    edit_file(target, [{"old": "def f():\n", "new": "def f():  # edited\n"}], "case")
+    assert target.read_text().startswith("def f():  # edited\n    return 1\n")
+    for old in ("return 1\n", "def h():\n"):  # twice, never: the case is wrong, not quietly applied
+        with pytest.raises(AssertionError, match="occurs (2|0) times"):
+            edit_file(target, [{"old": old, "new": ""}], "case")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

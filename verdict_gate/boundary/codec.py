@@ -623,15 +623,13 @@ def scalar_items(container: Any) -> list[Any] | None:
     ``None``, ``bytes``); ``None`` for anything else. While :func:`same_items` holds between two such lists, the
     container's encoded state has not changed: a side need not encode it again to find out."""
     t = type(container)
-    if t is dict:
-        items = [x for pair in container.items() for x in pair]
-    elif t is list or t is set:
-        items = list(container)
-    else:
+    if t is not dict and t is not list and t is not set:
         return None
-    for x in items:
+    items: list[Any] = []
+    for x in (x for pair in container.items() for x in pair) if t is dict else container:
         if type(x) not in _SCALAR_TYPES:
-            return None
+            return None  # at the first other item: a container of objects costs no copy of itself first
+        items.append(x)
     return items
 
 

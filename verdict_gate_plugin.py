@@ -190,10 +190,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = _state(session.config)
     if state is not None:
         _results(state)  # loaded before any test module (and the candidate code it imports) runs
-        # The pack is a fresh copy at a fresh path in every run: bytecode written for its modules (one
-        # file per property file) would never be read again. pytest, Hypothesis and the plugin are
-        # imported by now, so their cached bytecode is kept.
-        sys.dont_write_bytecode = True
+        # pytest, Hypothesis and the plugin are imported by now. In the shared cache, bytecode goes on
+        # being written for what tests import late (unittest.mock's asyncio), but none for the pack: a
+        # fresh copy at a fresh path in every run, whose mirror there is a file (host/workdir.py,
+        # _block_bytecode). A cache of this run alone would never be read again: nothing more is written.
+        if not state["spec"].get("keep_bytecode"):
+            sys.dont_write_bytecode = True
         _settle()
 
 

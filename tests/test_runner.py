@@ -595,20 +595,38 @@ def test_the_worker_reads_the_gates_bytecode_never_a_committed_pycache(tmp_path)
     assert reasons(docs) == {"prop.runtime": ("pass", "held")} and code == 0
 
 
-def test_no_bytecode_of_the_pack_outlives_the_run(tmp_path):
-    """pytest compiles the pack's conftest.py into the shared bytecode cache before the plugin stops
-    bytecode writing; the cache mirrors source paths, so that file goes with the run's work dir."""
+def test_the_shared_bytecode_cache_keeps_what_tests_import_late_and_nothing_of_the_pack(tmp_path):
+    """The oracle process writes bytecode into the shared cache for a standard module a test imports (here
+    ``colorsys``, which neither pytest nor Hypothesis imports), so the next run loads it instead of compiling
+    it; it writes none for the pack (its conftest.py, a helper module, the test module pytest rewrites): the
+    pack is at a fresh path in every run, whose mirror in the cache is a plain file while the run lasts, and
+    nothing of the run's work dirs is left there after it."""
     repo = make_project(tmp_path, {
         "conftest.py": "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n",
-        "test_ok.py": "from calc import add\ndef test_ok(two):\n    assert add(1, two) == 3\n",
+        "__init__.py": "",
+        "helper.py": "THREE = 3\n",
+        "test_ok.py": """
+            import importlib.util, os, sys
+            import colorsys
+            from calc import add
+            from properties import helper
+
+            def test_ok(two):
+                assert add(1, two) == helper.THREE and colorsys.rgb_to_hsv(0, 0, 0) == (0, 0, 0)
+                for source in (helper.__file__, __file__, os.path.join(os.path.dirname(__file__), "conftest.py")):
+                    compiled = importlib.util.cache_from_source(source)
+                    assert compiled.startswith(sys.pycache_prefix) and not os.path.isdir(os.path.dirname(compiled))
+                    assert not os.path.exists(compiled)
+        """,
     }, [{"id": "prop.ok", "oracle": "properties/test_ok.py", "kind": "example"}])
     commit_all(repo, "candidate")
     cache = tmp_path / "cache"
-    code, docs, _ = run(repo, tmp_path / "out", env={"VERDICT_GATE_CACHE": str(cache)})
-    assert reasons(docs) == {"prop.ok": ("pass", "held")} and code == 0
+    code, docs, stderr = run(repo, tmp_path / "out", env={"VERDICT_GATE_CACHE": str(cache)})
+    assert reasons(docs) == {"prop.ok": ("pass", "held")} and code == 0, (docs["verdicts.json"], stderr)
     compiled = [p.relative_to(cache).as_posix() for p in cache.rglob("*.pyc")]
     assert any("/_pytest/" in p for p in compiled)  # the cache is in use
-    assert [p for p in compiled if "verdict-gate-" in p] == []
+    assert any(p.endswith(f"/colorsys.{sys.implementation.cache_tag}.pyc") for p in compiled)
+    assert [p for p in cache.rglob("*") if "verdict-gate-" in p.name] == []
 
 
 @pytest.mark.parametrize("level", ["sandbox", "none"])

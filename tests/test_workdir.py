@@ -130,3 +130,19 @@ def test_a_swept_work_dir_takes_its_pack_bytecode_from_the_shared_cache(tmp_path
     workdir.sweep([parent])
     assert not dead.exists() and not mirrors[dead].exists()
     assert alive.exists() and mirrors[alive].exists()
+
+
+@pytest.mark.parametrize("keep", ["", "1"])
+def test_a_work_dir_s_mirror_in_the_bytecode_cache_is_a_file_while_it_lasts(tmp_path: Path, monkeypatch,
+                                                                            keep: str) -> None:
+    """No bytecode of anything under a work dir can be written into the shared cache (a directory of its
+    path there is a plain file), and the file goes with the work dir, kept or not."""
+    monkeypatch.setenv("VERDICT_GATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("VERDICT_GATE_KEEP_WORK", keep)
+    (tmp_path / "tmp").mkdir()
+    with workdir.scratch_dir(tmp_path / "tmp") as work:
+        mirror = tmp_path / "cache" / "pycache" / str(work).lstrip("/")
+        assert mirror.is_file()
+        with pytest.raises(OSError):
+            (mirror / "pack" / "__pycache__").mkdir(parents=True)
+    assert not mirror.exists() and (work.exists() == bool(keep))

@@ -146,6 +146,7 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
     try:
         mark(path)
+        _block_bytecode(path)
         yield path
     finally:
         if os.environ.get("VERDICT_GATE_KEEP_WORK"):  # debugging aid: keep specs, results and pytest logs
@@ -153,13 +154,39 @@ def scratch_dir(parent: Path | None = None) -> Iterator[Path]:
             print(f"verdict-gate: kept work directory {path}", file=sys.stderr)
         else:
             remove(path)
-            _drop_bytecode(path)
+        _drop_bytecode(path)
+
+
+def _mirror(work_dir: Path) -> Path:
+    """Where the shared bytecode cache would hold the bytecode of what lies under ``work_dir`` (a
+    ``PYTHONPYCACHEPREFIX`` mirrors absolute source paths)."""
+    return shared_bytecode_cache() / os.path.abspath(work_dir).lstrip(os.sep)
+
+
+def _block_bytecode(work_dir: Path) -> None:
+    """Put an empty file where the shared cache would mirror ``work_dir``, so no bytecode of anything under it
+    (the pack, its conftest.py, the worktrees: a fresh path in every run, never read again) is written
+    there: Python's loader and pytest's assertion rewriter both skip writing when a directory of the path
+    is a file. The oracle process then keeps writing bytecode for what a test imports late from the
+    interpreter and site-packages (``unittest.mock`` brings 35 ``asyncio`` modules), which it compiled on
+    every run before. Best effort: without the file that bytecode is written and dropped with the
+    mirror (:func:`_drop_bytecode`)."""
+    mirror = _mirror(work_dir)
+    with contextlib.suppress(OSError):
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        mirror.touch(exist_ok=False)
 
 
 def _drop_bytecode(work_dir: Path) -> None:
-    """The shared bytecode cache mirrors source paths: what pytest compiled of a pack (its conftest.py)
-    sits under the work dir's mirror there, and no later run has that path."""
-    shutil.rmtree(shared_bytecode_cache() / os.path.abspath(work_dir).lstrip(os.sep), ignore_errors=True)
+    """The shared bytecode cache mirrors source paths: what was compiled under the work dir (a pack's
+    conftest.py where :func:`_block_bytecode` could not block it), or the blocking file, sits at the work
+    dir's mirror there, and no later run has that path."""
+    mirror = _mirror(work_dir)
+    if mirror.is_file():
+        with contextlib.suppress(OSError):
+            mirror.unlink()
+    else:
+        shutil.rmtree(mirror, ignore_errors=True)
 
 
 def sweep(parents: list[Path]) -> None:

@@ -84,10 +84,10 @@ def bytecode_cache(scratch: Path, level: str) -> Path:
 
     :func:`shared_bytecode_cache`, kept across runs: with a prefix Python ignores the ``__pycache__``
     beside installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
-    time (about 1 s here). Only oracle code (pytest, Hypothesis, the pack) is compiled into it:
-    candidate code runs in the worker, which reads only the interpreter's part of it
-    (:func:`sandbox.bytecode_dirs`) and writes none; the pack's part goes with the run's work
-    directory (:func:`verdict_gate.host.workdir.scratch_dir`). A process at level
+    time (about 1 s here). Only oracle code (pytest, Hypothesis, what the tests import) is compiled into
+    it: candidate code runs in the worker, which reads only the interpreter's part of it
+    (:func:`sandbox.bytecode_dirs`) and writes none; nothing under a work directory, the pack's
+    included, is written there (:func:`verdict_gate.host.workdir.scratch_dir`). A process at level
     ``none`` runs candidate code itself, so it gets a cache of its own in ``scratch``, thrown
     away with the run (candidate code must not plant bytecode a later run would load). Falls back
     to ``scratch`` when the shared directory cannot be created.
@@ -102,8 +102,9 @@ def bytecode_cache(scratch: Path, level: str) -> Path:
     return path
 
 
-def subprocess_env(ws: Workspace, level: str) -> dict[str, str]:
-    """The complete environment of the pytest subprocess (nothing else is inherited: no token)."""
+def subprocess_env(ws: Workspace, bytecode: Path) -> dict[str, str]:
+    """The complete environment of the pytest subprocess (nothing else is inherited: no token);
+    ``bytecode``: its :func:`bytecode_cache`."""
     pinned = {k: os.environ[k] for k in ("VERDICT_GATE_BWRAP",) if k in os.environ}
     return {
         **pinned,
@@ -111,7 +112,7 @@ def subprocess_env(ws: Workspace, level: str) -> dict[str, str]:
         "HOME": str(ws.scratch / "home"),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONNOUSERSITE": "1",
-        "PYTHONPYCACHEPREFIX": str(bytecode_cache(ws.scratch, level)),
+        "PYTHONPYCACHEPREFIX": str(bytecode),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(ws.scratch / "hypothesis"),
         "VERDICT_GATE_FIXTURES": str(ws.pack_dir / "fixtures"),
         **ENV_PINS,
@@ -384,6 +385,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                  cpu: int | None = None, cancel: threading.Event | None = None,
                  worker_cpu: int | None = None, method: str | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
+    bytecode = bytecode_cache(ws.scratch, level)
     spec = {
         "python_path": [str(p) for p in ws.python_path],
         "roots": [[str(root), prefix] for root, prefix in ws.roots],
@@ -393,6 +395,9 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
+        # Kept across runs: the plugin goes on writing bytecode for what tests import late; a per-run cache
+        # (level none, or no shared one) is never read again, so nothing more is written into it.
+        "keep_bytecode": bytecode == shared_bytecode_cache(),
         "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu, method),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"
@@ -410,7 +415,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
             # matched none. pytest resolves path arguments from the cwd (the work tree); node ids
             # stay rootdir-relative.
             _command(ws, spec_file, results_file, ini, collection_roots(ws.pack_dir, oracles)),
-            cwd=ws.tree_dir, env=subprocess_env(ws, level), stdin=subprocess.DEVNULL, stdout=log,
+            cwd=ws.tree_dir, env=subprocess_env(ws, bytecode), stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, so a timeout kills the whole tree
         )

@@ -16,10 +16,12 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_sarif_and_summary import _blocked
 
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.signature import signature_of
 from verdict_gate.host import schemas
+from verdict_gate.report.sarif import sarif
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
@@ -47,6 +49,7 @@ SEEDS: dict[str, list[Any]] = {
                         "roots": {"pack": "fixtures/", "repo": ["fixtures/**"]}, "files": 3, "bytes": 10,
                         "compat": {"tree-v1": HEX64},
                         "normalizers": [{"glob": "*.log", "pattern": "\\d+", "replacement": "<n>"}]}],
+    "sarif-2.1.0": [sarif(_blocked())],  # draft-04: `integer` is not 2.0, a $ref's siblings are ignored
 }
 
 ODD = [None, True, False, 0, 1, -1, 1.5, 2.0, "", " ", "x", "2026-01-01", "prop.ok", HEX64, "sha256:" + HEX64,
@@ -107,6 +110,23 @@ def test_fast_path_agrees_with_jsonschema(name, data):
     assert check(doc) == schemas.validator(name).is_valid(doc), doc
 
 
+@pytest.mark.parametrize("name", sorted(SEEDS))
+def test_every_single_change_of_a_seed_gets_jsonschemas_answer(name):
+    """Each place of each seed deleted, or set to another type (an integral float, a bool, a string, null):
+    every change the dialects tell apart (draft-04's ``integer`` is not ``2.0``) is tried, not drawn."""
+    check = schemas.fast_validator(name)
+    assert check is not None
+    for seed in SEEDS[name]:
+        for path in _paths(seed):
+            here: Any = seed
+            for step in path:
+                here = here[step]
+            values = [True, "x", None, [], float(here) if type(here) is int else 2.0]
+            for doc in [*(_mutate(seed, path, "set", v) for v in values),
+                        *([_mutate(seed, path, "delete", None)] if path else [])]:
+                assert check(doc) == schemas.validator(name).is_valid(doc), (path, doc)
+
+
 def test_an_invalid_document_keeps_jsonschemas_message():
     doc = {"version": 1, "freezes": [_freeze(0)]}
     doc["freezes"][0]["reason"] = " "
@@ -116,5 +136,31 @@ def test_an_invalid_document_keeps_jsonschemas_message():
     assert "must be human-written, non-empty" in str(err.value)
 
 
-def test_schemas_of_another_draft_use_jsonschema_only():
-    assert schemas.fast_validator("sarif-2.1.0") is None
+def test_a_schema_the_compiler_cannot_write_is_left_to_jsonschema(monkeypatch):
+    """Another dialect is never compiled; a draft-04 keyword the compiler does not write (``dependencies``)
+    is found when a document first reaches it, and jsonschema answers that document."""
+    docs = {**schemas._documents(),
+            schemas.BASE_URI + "seven.schema.json": {"$schema": "http://json-schema.org/draft-07/schema#",
+                                                     "type": "object"},
+            schemas.BASE_URI + "four.schema.json": {
+                "$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+                "properties": {"a": {"$ref": "#/definitions/a"}, "n": {"type": "integer"},
+                               "b": {"$ref": "#/definitions/n", "type": "string"}},  # the sibling is ignored
+                "definitions": {"a": {"type": "object", "dependencies": {"x": ["y"]}}, "n": {"type": "integer"}}}}
+    for cached in (schemas._documents, schemas._registry, schemas.validator, schemas.fast_validator):
+        cached.cache_clear()
+    monkeypatch.setattr(schemas, "_documents", lambda: docs)
+    try:
+        assert schemas.fast_validator("seven") is None
+        check = schemas.fast_validator("four")
+        assert check is not None and check({"n": 1}) and not check({"n": 2.0})  # 2.0 is no draft-04 integer
+        assert check({"b": 1}) and not check({"b": "1"})
+        schemas.check("four", {"n": 1}, "four.json")
+        with pytest.raises(schemas._Unsupported):
+            check({"a": {"x": 1}})
+        with pytest.raises(GateError, match=r"four.json \$.a.*'y' is a dependency of 'x'"):
+            schemas.check("four", {"a": {"x": 1}}, "four.json")
+        schemas.check("four", {"a": {"x": 1, "y": 2}}, "four.json")
+    finally:
+        for cached in (schemas._registry, schemas.validator, schemas.fast_validator):
+            cached.cache_clear()

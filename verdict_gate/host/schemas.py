@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from functools import cache, lru_cache
 from importlib import resources
@@ -58,7 +59,7 @@ def validator(name: str) -> Any:
     from jsonschema import Draft202012Validator, validators
 
     schema = _registry().contents(BASE_URI + f"{name}.schema.json")
-    cls = validators.validator_for(schema, default=Draft202012Validator)  # the SARIF schema is draft-07
+    cls = validators.validator_for(schema, default=Draft202012Validator)  # the SARIF schema is draft-04
     return cls(schema, registry=_registry())
 
 
@@ -68,9 +69,11 @@ def validator(name: str) -> Any:
 # per ``$ref`` target) that answers only "valid or not", the way fastjsonschema does it, without
 # the dependency. A valid document (nearly every one) costs that function; an invalid one is
 # validated again by jsonschema, which alone writes the message, so the messages are exactly
-# jsonschema's. A schema using a keyword the compiler does not know (the SARIF schema, a future
-# keyword) is never compiled: jsonschema validates it every time. tests/test_schemas_fast.py
-# checks the compiled function against jsonschema on generated documents.
+# jsonschema's. Two dialects are compiled: draft 2020-12 (ours) and draft-04 (the SARIF schema: its
+# `$ref` ignores the keywords beside it, `integer` is not `1.0`, and it knows fewer keywords). A schema
+# of another dialect, or using a keyword the compiler does not know, is never compiled: jsonschema
+# validates it every time. The SARIF check alone was 40 ms of every run (importing jsonschema).
+# tests/test_schemas_fast.py checks the compiled function against jsonschema on generated documents.
 
 Predicate = Callable[[Any], bool]
 _ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples",
@@ -88,6 +91,14 @@ _TYPE_TESTS = {
                " or (isinstance({v}, float) and {v}.is_integer()))",
 }
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+_DRAFT_04 = "http://json-schema.org/draft-04/schema"
+# Draft-04's keywords (JSON Schema Validation, draft-fge-json-schema-validation-00), those the compiler writes;
+# any other keyword of a draft-04 schema (dependencies, patternProperties, exclusiveMinimum's boolean, or one
+# draft-04 does not have, which jsonschema would ignore) leaves the schema to jsonschema.
+_DRAFT_04_KEYWORDS = frozenset({"$ref", "type", "enum", "required", "properties", "additionalProperties", "items",
+                                "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern",
+                                "minimum", "maximum", "allOf", "anyOf", "oneOf", "not"})
+_DRAFT_04_ANNOTATIONS = frozenset({"$schema", "id", "definitions", "title", "description", "default", "format"})
 
 
 class _Unsupported(Exception):
@@ -112,13 +123,18 @@ def _unique(items: list[Any]) -> bool:
 
 
 class _Compiler:
-    """Writes one Python function per compiled sub-schema into ``lines``; constants go to ``env``."""
+    """Writes one Python function per compiled sub-schema into ``lines``; constants go to ``env``.
+    ``draft4``: the schemas are draft-04 (``root``: the document, the only one that may carry an ``id``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, draft4: bool = False, root: Any = None) -> None:
         self.lines: list[str] = []
         self.env: dict[str, Any] = {"_equal": _equal, "_unique": _unique}
         self.by_ref: dict[str, str] = {}
         self.count = 0
+        self.draft4 = draft4
+        self.root = root
+        self.types = {**_TYPE_TESTS, "integer": "(isinstance({v}, int) and not isinstance({v}, bool))"} \
+            if draft4 else _TYPE_TESTS
 
     def name(self, prefix: str) -> str:
         self.count += 1
@@ -130,8 +146,20 @@ class _Compiler:
         return key
 
     def ref(self, uri: str) -> str:
+        """The name of the function that checks ``$ref`` target ``uri``: pending (compiled when first called,
+        :class:`_Pending`), as a document reaches few of a large schema's definitions (ours of SARIF's)."""
         if uri not in self.by_ref:
             self.by_ref[uri] = fn = self.name("r")
+            self.env[fn] = _Pending(self, uri, fn)
+        return self.by_ref[uri]
+
+    def define(self, uri: str, fn: str) -> Predicate:
+        """Compile the target of ``uri`` as ``fn`` into ``env`` (the refs it reaches stay pending).
+
+        Raises:
+            _Unsupported: a keyword, dialect feature or reference the compiler does not write.
+        """
+        try:
             doc_uri, fragment = urldefrag(uri)
             node = _documents().get(doc_uri)
             if node is None:
@@ -139,8 +167,15 @@ class _Compiler:
             for part in [p for p in fragment.split("/") if p]:
                 part = part.replace("~1", "/").replace("~0", "~")
                 node = node[int(part)] if isinstance(node, list) else node[part]
+            start = len(self.lines)
             self.function(node, doc_uri, fn)
-        return self.by_ref[uri]
+            exec(compile("\n".join(self.lines[start:]), f"<schema {uri}>", "exec"), self.env)  # noqa: S102 - ours
+        except (KeyError, IndexError, ValueError, TypeError, re.error, SyntaxError, RecursionError) as exc:
+            raise _Unsupported(f"{uri}: {exc}") from None
+        finally:
+            self.lines.clear()  # what was compiled lives in env; a half-written function is dropped
+        check: Predicate = self.env[fn]
+        return check
 
     def function(self, schema: Any, base: str, fn: str | None = None) -> str:
         fn = fn or self.name("f")
@@ -165,8 +200,18 @@ class _Compiler:
             return
         if not isinstance(schema, dict):
             raise _Unsupported(repr(schema))
+        if self.draft4:
+            unknown = set(schema) - _DRAFT_04_KEYWORDS - _DRAFT_04_ANNOTATIONS
+            if unknown or isinstance(schema.get("items"), list) or ("id" in schema and schema is not self.root):
+                raise _Unsupported(", ".join(sorted(unknown)) or "items as a list, or an id below the root")
+            if "$ref" in schema:  # draft-04: the keywords beside a $ref are ignored (jsonschema's too)
+                ref = str(schema["$ref"])
+                if not ref.startswith("#"):  # resolved against the document's own id, which is not its URI here
+                    raise _Unsupported(ref)
+                out.append(f"{pad}if not {self.ref(urljoin(base, ref))}({v}): return False")
+                return
         base = urljoin(base, schema["$id"]) if "$id" in schema else base
-        unknown = set(schema) - _ANNOTATIONS - {
+        unknown = set() if self.draft4 else set(schema) - _ANNOTATIONS - {
             "$ref", "type", "const", "enum", "required", "properties", "additionalProperties", "propertyNames",
             "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum",
             "maximum", "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "not", "if"}
@@ -176,9 +221,9 @@ class _Compiler:
             out.append(f"{pad}if not {self.ref(urljoin(base, schema['$ref']))}({v}): return False")
         if "type" in schema:
             names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
-            if any(n not in _TYPE_TESTS for n in names):
+            if any(n not in self.types for n in names):
                 raise _Unsupported(f"type {names}")
-            out.append(f"{pad}if not ({' or '.join(_TYPE_TESTS[n].format(v=v) for n in names)}): return False")
+            out.append(f"{pad}if not ({' or '.join(self.types[n].format(v=v) for n in names)}): return False")
         if "const" in schema:
             value = schema["const"]
             test = f"{v} != {self.const(value)}" if isinstance(value, str) else \
@@ -262,22 +307,36 @@ class _Compiler:
             out.append(f"{pad}if not ({then}({v}) if {cond}({v}) else {other}({v})): return False")
 
 
+class _Pending:
+    """A ``$ref`` target not compiled yet: its first call compiles it (under a lock: validation may run on
+    several threads) and puts the compiled function in its place, which later calls reach directly."""
+
+    __slots__ = ("compiler", "fn", "uri")
+    _lock = threading.Lock()
+
+    def __init__(self, compiler: _Compiler, uri: str, fn: str) -> None:
+        self.compiler, self.uri, self.fn = compiler, uri, fn
+
+    def __call__(self, instance: Any) -> bool:
+        with self._lock:
+            target = self.compiler.env[self.fn]
+            if target is self:
+                target = self.compiler.define(self.uri, self.fn)
+        return bool(target(instance))
+
+
 @cache
 def fast_validator(name: str) -> Predicate | None:
     """The compiled check of ``schemas/<name>.schema.json`` (``True``: valid), or ``None`` where
-    jsonschema must do it all (another draft, a keyword the compiler does not know)."""
+    jsonschema must do it all (another dialect). It raises :class:`_Unsupported` where a part of the
+    schema it reaches uses a keyword the compiler does not know (:func:`check` then asks jsonschema)."""
     uri = BASE_URI + f"{name}.schema.json"
     doc = _documents().get(uri)
-    if not isinstance(doc, dict) or doc.get("$schema", "").rstrip("#") != _DRAFT_2020_12:
+    dialect = doc.get("$schema", "").rstrip("#") if isinstance(doc, dict) else None
+    if dialect not in (_DRAFT_2020_12, _DRAFT_04):
         return None
-    compiler = _Compiler()
-    try:
-        entry = compiler.ref(uri)
-        namespace = dict(compiler.env)
-        exec(compile("\n".join(compiler.lines), f"<schema {name}>", "exec"), namespace)  # noqa: S102 - our schemas
-    except (_Unsupported, KeyError, IndexError, ValueError, TypeError, re.error, SyntaxError, RecursionError):
-        return None
-    check: Predicate = namespace[entry]
+    compiler = _Compiler(draft4=dialect == _DRAFT_04, root=doc)
+    check: Predicate = compiler.env[compiler.ref(uri)]
     return check
 
 
@@ -326,7 +385,7 @@ def check(name: str, instance: Any, source: str, *, void: bool = False) -> None:
         try:
             if fast(instance):
                 return  # valid: jsonschema would find nothing to say
-        except RecursionError:
+        except (RecursionError, _Unsupported):
             pass  # let jsonschema answer
     errors = sorted(validator(name).iter_errors(instance), key=lambda e: (list(e.absolute_path), e.message))
     if not errors:

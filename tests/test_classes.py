@@ -3,13 +3,18 @@ run/execute.py over a real git repository)."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from verdict_gate.core.classes import defined_classes, module_name
 from verdict_gate.host.git import python_sources
+from verdict_gate.host.modules import imported_by
 from verdict_gate.run.execute import base_classes
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
@@ -144,3 +149,46 @@ def test_the_base_revisions_classes_not_the_candidates(tmp_path: Path) -> None:
     assert set(python_sources(repo, "HEAD~1", ["src"])) == {"calc/__init__.py", "calc/ops.py"}
     assert base_classes(repo, "HEAD~1", ("src",)) == frozenset({"calc:Money"})
     assert base_classes(repo, "HEAD", ("src", "missing")) == frozenset({"calc:Money", "calc.ops:tax_cents"})
+
+
+
+def _let_others_in(phase: str, info: dict) -> None:
+    time.sleep(0)  # releases the GIL: another thread runs in the middle of the collection's caller
+
+
+def test_the_gate_parses_in_one_thread_at_a_time(tmp_path: Path) -> None:
+    """The base replay's thread and the candidate run's both read the pack's imports and the base's classes;
+    CPython 3.11 counts ``ast.parse``'s depth per interpreter, so a parse that lets the other thread in (a
+    garbage collection while it builds the tree runs Python code: a finalizer, a ``gc.callbacks`` entry) fails
+    with ``SystemError`` unless every parse of the gate holds ``AST_LOCK``. Here each collection lets the other
+    thread in."""
+    (tmp_path / "test_big.py").write_text("\n".join(
+        f"import mod{i}\ndef f{i}(x):\n    return [(a, b) for a in range({i}) for b in (x, {i}, 'q')]"
+        for i in range(120)))
+    interval, threshold = sys.getswitchinterval(), gc.get_threshold()
+    errors: list[BaseException] = []
+    found: list[set[str]] = []
+
+    def parse(times: int) -> None:
+        for _ in range(times):
+            try:
+                found.append(imported_by(tmp_path))
+            except SystemError as exc:
+                errors.append(exc)
+                return
+
+    sys.setswitchinterval(1e-6)
+    gc.set_threshold(50, 1, 1)
+    gc.callbacks.append(_let_others_in)
+    try:
+        threads = [threading.Thread(target=parse, args=(4,)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        gc.callbacks.remove(_let_others_in)
+        sys.setswitchinterval(interval)
+        gc.set_threshold(*threshold)
+    assert errors == [] and len(found) == 8 and all(names == found[0] for names in found)
+    assert "mod119" in found[0]

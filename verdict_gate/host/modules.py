@@ -18,6 +18,7 @@ import importlib.machinery
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,11 +27,21 @@ from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.classes import walk_statements
 from verdict_gate.core.errors import GateError
 
+# Held around every ``ast.parse`` of the gate's process: the base replay runs beside the candidate run, and
+# CPython 3.11's ``ast.parse`` in two threads at once can fail (``SystemError: AST constructor recursion depth
+# mismatch``: the depth it counts is the interpreter's, not the thread's; python/cpython#106905).
+AST_LOCK = threading.Lock()
+
 
 def imported_by(pack_dir: Path) -> set[str]:
     """Top-level names the pack's own Python files import (``import x.y``, ``from x import y``; relative
     imports and the pack's ``fixtures/`` left out), read with :mod:`ast`, never run. A file that does not
-    parse is skipped (pytest reports it)."""
+    parse is skipped (pytest reports it). Parsed under :data:`AST_LOCK`."""
+    with AST_LOCK:
+        return _imported_by(pack_dir)
+
+
+def _imported_by(pack_dir: Path) -> set[str]:
     names: set[str] = set()
     for root, dirs, files in os.walk(pack_dir):
         dirs[:] = sorted(d for d in dirs if not (root == str(pack_dir) and d == "fixtures") and not d.startswith("."))

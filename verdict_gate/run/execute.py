@@ -24,22 +24,18 @@ from verdict_gate.host import git, workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.host.git import git_config
-from verdict_gate.host.modules import check_modules
+from verdict_gate.host.modules import AST_LOCK, check_modules
 from verdict_gate.pack import Pack
 from verdict_gate.run import runner
 
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
-_CLASSES_LOCK = threading.Lock()
-
-
 def base_classes(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
     """``module:qualname`` of every class the sources of ``rev`` define under ``python_path`` (the classes a
-    property may name: :mod:`verdict_gate.core.classes`). Read once per run for its base revision, by one
-    thread at a time: the base replay runs beside the candidate run, and CPython 3.11's ``ast.parse`` in two
-    threads at once fails (``SystemError: AST constructor recursion depth mismatch``)."""
-    with _CLASSES_LOCK:
+    property may name: :mod:`verdict_gate.core.classes`). Read once per run for its base revision, under
+    :data:`verdict_gate.host.modules.AST_LOCK` (the base replay runs beside the candidate run)."""
+    with AST_LOCK:
         return _base_classes(repo, rev, python_path)
 
 

@@ -207,3 +207,10 @@ def test_a_worker_that_sends_half_an_answer_and_hangs_is_a_crash(tmp_path: Path)
         assert client.failure is not None and client.proc is None  # recorded out of band, worker killed
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("cpus", "pid", "expected"), [
+    ([0, 1], 4242, [0, 1]), ([0, 1], 4243, [1, 0]), ([2, 5, 7], 7, [5, 7, 2]), ([3], 99, [3]), ([], 5, []),
+])
+def test_gates_side_by_side_start_at_different_cpus(cpus: list[int], pid: int, expected: list[int]) -> None:
+    assert runner.rotated(cpus, pid) == expected

@@ -712,24 +712,3 @@ def test_the_catalogs_limits_reach_the_worker(tmp_path):
     assert "RLIMIT_AS=402653184" in run_["isolation"]["probes"]["limits"]["detail"], run_["isolation"]
     assert "RLIMIT_CPU=120" in run_["isolation"]["probes"]["limits"]["detail"]
     assert code == 1 and reasons(docs)["prop.mem"][0] == "fail"  # 512 MiB is over the 384 MiB address space
-
-
-def test_the_warm_up_probes_each_level_once_and_keeps_a_failed_probe_for_later(monkeypatch):
-    """``runner.warm_up`` probes every level but ``none`` on its thread, once each, and a level the host
-    cannot give raises nothing there (it is said when a property of that level runs)."""
-    from verdict_gate.boundary import sandbox
-    from verdict_gate.run import runner
-
-    asked: list[str] = []
-
-    def method(level: str) -> str:
-        asked.append(level)
-        if level == "sandbox":
-            raise sandbox.Unavailable("no sandbox here")
-        return "process"
-
-    monkeypatch.setattr(sandbox, "method", method)
-    thread = runner.warm_up(["sandbox", "none", "process", "sandbox"])
-    thread.join(timeout=60)
-    assert not thread.is_alive() and sorted(asked) == ["process", "sandbox"]
-    assert runner.environment_pins()["pytest"] == pytest.__version__

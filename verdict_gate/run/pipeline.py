@@ -135,10 +135,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         # The base's tree is made beside the candidate's, before any digest (checkout.trees says why),
         # when the ledger has properties to replay on it.
         revs = [ev.head_revision] + ([ev.base_revision] if oracle_pack.ledger.prop_ids() else [])
-        warm = runner.warm_up(prop.isolation for prop in oracle_pack.catalog.properties)
-        with contextlib.ExitStack() as joined:
-            joined.callback(warm.join)  # on every way out, the probes' processes ended
-            made = joined.enter_context(checkout.trees(repo, revs, scratch, oracle_pack.catalog, progress))
+        with checkout.trees(repo, revs, scratch, oracle_pack.catalog, progress) as made:
             cand, base_tree = made.paths[0], (made.paths[1] if len(made.paths) > 1 else None)
             ev.notices += made.notices
             fixtures = digest_fixtures(ev, oracle_pack, cand, progress, git_blobs=bool(made.linked))
@@ -161,7 +158,6 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 assert ev.shard is not None
                 ev.shard.update(properties=mine, pack_sha256=oracle_pack.sha256)
                 progress(f"shard {shard}: {len(mine)} of the catalog's properties")
-            warm.join()  # before the first oracle process (runner.warm_up)
             done = base_and_candidate(ev, oracle_pack, cand, parts, fixtures, scratch, progress, jobs, only, base_tree,
                                       same_fixtures)
             flaky_tries(ev, oracle_pack, done, scratch, progress, base_tree,

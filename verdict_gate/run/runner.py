@@ -17,7 +17,6 @@ at the pack.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import select
@@ -26,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -665,32 +664,7 @@ def environment_pins() -> dict[str, str]:
 
     The versions are read from the installed distributions' metadata (the pytest subprocesses run
     this interpreter with the same packages): importing Hypothesis here would cost about 0.2 s.
-    Read once per process (:func:`warm_up` reads them while the gate waits on git).
     """
-    return dict(_pins())
-
-
-def warm_up(levels: Iterable[str]) -> threading.Thread:
-    """Probe the isolation ``levels`` (:func:`sandbox.method`, once per process) and read the environment
-    pins on a thread of its own, while the caller checks out trees: the probe is mostly a wait on another
-    process (a bubblewrap worker that runs ``pass``, 17 ms here), and so is ``git``. Join it before any
-    oracle process starts: a probe's process started beside a run could be swept as a stray (a failed
-    probe is kept and said when the level is used)."""
-    def work() -> None:
-        for level in sorted(set(levels) - {"none"}):
-            with contextlib.suppress(sandbox.Unavailable):
-                if sandbox.method(level) in sandbox.METHODS["sandbox"]:
-                    sandbox.own_uid_works()
-        with contextlib.suppress(Exception):  # read again, and any error said, when the runs are recorded
-            _pins()
-
-    thread = threading.Thread(target=work, name="verdict-gate-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
-@functools.cache
-def _pins() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(name: str) -> str:

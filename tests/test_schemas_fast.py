@@ -127,6 +127,20 @@ def test_every_single_change_of_a_seed_gets_jsonschemas_answer(name):
                 assert check(doc) == schemas.validator(name).is_valid(doc), (path, doc)
 
 
+def test_the_same_object_twice_is_a_duplicate_as_jsonschema_has_it():
+    """``json.loads`` returns one ``NaN`` object for every ``NaN``: two rules holding it are duplicates to
+    jsonschema (an object equals itself), so the compiled check must not call the log valid (red team)."""
+    log = json.loads(json.dumps(sarif(_blocked())).replace('"name": "verdict-gate"', '"name": "verdict-gate", '
+                                                                                     '"properties": {"n": NaN}', 1))
+    driver = log["runs"][0]["tool"]["driver"]
+    driver["rules"] = [driver["rules"][0], json.loads(json.dumps(driver["rules"][0]))]
+    driver["rules"][1]["properties"] = driver["properties"]  # the same dict (and NaN) in both places
+    driver["rules"][0]["properties"] = driver["properties"]
+    check = schemas.fast_validator("sarif-2.1.0")
+    assert check is not None and not schemas.validator("sarif-2.1.0").is_valid(log)
+    assert not check(log)
+
+
 def test_an_invalid_document_keeps_jsonschemas_message():
     doc = {"version": 1, "freezes": [_freeze(0)]}
     doc["freezes"][0]["reason"] = " "

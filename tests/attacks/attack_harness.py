@@ -328,6 +328,12 @@ def text_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_base(tmp_path_factory.mktemp("text-base") / "calc", HERE / "base_text")
 
 
+@pytest.fixture(scope="session")
+def mixed_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus one property at ``isolation: none`` (``base_mixed/``): a catalog of mixed levels."""
+    return build_base(tmp_path_factory.mktemp("mixed-base") / "calc", HERE / "base_mixed")
+
+
 FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
 
 
@@ -523,6 +529,15 @@ def inplace_arena(inplace_base: Path, gate_cache: Path, tmp_path: Path) -> Itera
 @pytest.fixture
 def text_arena(text_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
     yield from _arena(text_base, tmp_path, gate_cache)
+
+
+@pytest.fixture
+def mixed_arena(mixed_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    yield from _arena(mixed_base, tmp_path, gate_cache)
+
+
+# A case's base (its attack.yaml's ``base``) → the fixture of its arena.
+ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena", "mixed": "mixed_arena"}
 
 
 def _arena(base: Path, tmp_path: Path, gate_cache: Path) -> Iterator[Arena]:

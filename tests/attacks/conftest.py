@@ -13,6 +13,8 @@ from attack_harness import (  # noqa: E402
     gate_cache,
     inplace_arena,
     inplace_base,
+    mixed_arena,
+    mixed_base,
     pytest_sessionfinish,
     pytest_terminal_summary,
     text_arena,
@@ -20,8 +22,9 @@ from attack_harness import (  # noqa: E402
 )
 
 __all__ = ["arena", "attack_base", "text_arena", "text_base", "frozen_arena", "frozen_base", "gate_cache",
-           "inplace_arena", "inplace_base", "pytest_sessionfinish", "pytest_terminal_summary"]
+           "inplace_arena", "inplace_base", "mixed_arena", "mixed_base", "pytest_sessionfinish",
+           "pytest_terminal_summary"]
 
 # pytest must never collect the patches, the base project's oracle, the bugs or the kit as tests.
-collect_ignore = ["base", "base_inplace", "base_frozen", "base_text", "broken", "broken_prop", "kit", "cases",
-                  "controls", "limits"]
+collect_ignore = ["base", "base_inplace", "base_frozen", "base_text", "base_mixed", "broken", "broken_prop", "kit",
+                  "cases", "controls", "limits"]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attack_harness import BROKEN, CASES_DIR, Arena, assert_not_promoted, edit_file, record, user_state
+from attack_harness import ARENAS, BROKEN, CASES_DIR, Arena, assert_not_promoted, edit_file, record, user_state
 
 EVIDENCE_FILES = {"fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
                   "results.sarif", "summary.md"}
@@ -38,7 +38,6 @@ def load_meta(case: Path) -> dict:
     return meta
 
 
-ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena"}  # a case's base → its fixture
 
 
 def test_the_corpus_is_big_enough() -> None:

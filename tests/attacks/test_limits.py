@@ -12,17 +12,24 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attack_harness import HERE, Arena, assert_not_promoted, record
+from attack_harness import ARENAS, BROKEN, HERE, Arena, assert_not_promoted, record
 
 LIMITS = sorted(p for p in (HERE / "limits").iterdir() if (p / "attack.yaml").is_file())
 
 
 @pytest.mark.xfail(reason="a known limit of isolation: the oracle or the process must catch it", strict=True)
 @pytest.mark.parametrize("case", LIMITS, ids=[c.name for c in LIMITS])
-def test_known_limit(case: Path, arena: Arena) -> None:
+def test_known_limit(case: Path, request: pytest.FixtureRequest) -> None:
     meta = yaml.safe_load((case / "attack.yaml").read_text())
+    arena: Arena = request.getfixturevalue(ARENAS[meta.get("base", "calc")])  # as for a corpus case
     repo = arena.repo("limit")
     arena.apply(repo, case, meta)
-    run = arena.gate(repo, arena.tmp / "out")
-    record(f"limit:{case.name}", [run])
-    assert_not_promoted(run)
+    private = bool(meta.get("private_cache"))
+    runs = [arena.gate(repo, arena.tmp / "out", private_cache=private)]
+    if meta.get("then") == "broken":  # the next run, of a trick-free broken patch
+        nxt = arena.repo("next")
+        arena.apply(nxt, BROKEN, {"overlay": "none", "description": "the standard bugs, no trick"})
+        runs.append(arena.gate(nxt, arena.tmp / "out-next", private_cache=private))
+    record(f"limit:{case.name}", runs)
+    for run in runs:
+        assert_not_promoted(run)

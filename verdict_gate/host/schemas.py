@@ -106,7 +106,10 @@ class _Unsupported(Exception):
 
 
 def _equal(one: Any, two: Any) -> bool:
-    """JSON Schema equality, as jsonschema has it: ``true`` is not ``1``, ``1`` is ``1.0``."""
+    """JSON Schema equality, as jsonschema has it: ``true`` is not ``1``, ``1`` is ``1.0``, an object is itself
+    (``json.loads`` gives every ``NaN`` one object, which jsonschema then counts as a duplicate)."""
+    if one is two:
+        return True
     if isinstance(one, str) or isinstance(two, str):
         return bool(one == two)
     if isinstance(one, list) and isinstance(two, list):

@@ -146,7 +146,8 @@ RULES: dict[str, Rule] = {
         "Install bubblewrap, or give the worker Landlock and seccomp (Linux 5.13+), install the gate where the "
         "worker's own uid can run it (not under /root), keep TMPDIR traversable; or lower the property's "
         "isolation through a reviewed catalog change for a candidate you trust. For a boundary limit, set "
-        "`isolation: none` for that property or change the test (the README's \"What crosses the boundary\")."),
+        "`isolation: none` for that property (for a candidate you trust: it fences nothing) or change the test "
+        "(the README's \"What crosses the boundary\")."),
     "unfrozen_failure": Rule(
         "A failure beside the frozen one is not covered by any freeze.",
         "The property's run has several failures; at least one of them has no freeze of its own. A freeze "

@@ -99,3 +99,17 @@ def test_every_output_names_the_isolation_method_and_each_fence() -> None:
     groups = json.loads(files["results.sarif"])["runs"][0]["properties"]["isolation"]
     assert {"level": "sandbox", "method": "landlock", "held": ["network", "filesystem", "processes", "limits"],
             "open": [], "properties": 1} in groups
+
+
+@pytest.mark.parametrize(("level", "method", "trusted"), [("none", "in-process", True), ("process", "process", True),
+                                                          ("sandbox", "bwrap", False)])
+def test_a_level_that_fences_nothing_says_it_is_for_trusted_candidates(level: str, method: str,
+                                                                       trusted: bool) -> None:
+    """A candidate at `none` or `process` can write what later runs load (tests/attacks/limits/
+    none_level_writes_the_shared_cache): every output's isolation line says so."""
+    from verdict_gate.report.rows import isolation_line
+
+    line = isolation_line({"level": level, "method": method, "held": ["limits"] if level == "process" else [],
+                           "open": [], "properties": 2})
+    assert line.startswith(f"2 properties at {level} via {method}: ")
+    assert ("for candidates you trust: its code could write whatever the gate's user can" in line) == trusted

@@ -122,11 +122,16 @@ def isolation(ev: Evidence) -> list[dict[str, Any]]:
 
 
 def isolation_line(group: dict[str, Any]) -> str:
-    """``3 properties at sandbox via landlock: network, filesystem, processes, limits held`` (plain text)."""
+    """``3 properties at sandbox via landlock: network, filesystem, processes, limits held`` (plain text); at
+    ``none`` and ``process`` it says those levels are for candidates the user trusts."""
     n = group["properties"]
     if group["method"] == "unavailable":  # nothing ran: there is no method, and no fence to speak of
         return (f"{n} propert{'y' if n == 1 else 'ies'} not run: isolation {group['level']} is unavailable on this "
                 "host (the verdicts say why; `verdict-gate doctor` shows what it can give)")
     held = f"{', '.join(group['held'])} held" if group["held"] else "no fence held"
     open_ = f"; not held: {', '.join(group['open'])}" if group["open"] else ""
-    return f"{n} propert{'y' if n == 1 else 'ies'} at {group['level']} via {group['method']}: {held}{open_}"
+    # README, "Isolation": at these levels the candidate's code could write whatever the gate's user can,
+    # this run's results and what later runs load (the gate's bytecode cache and install) included.
+    trusted = ("; a level for candidates you trust: its code could write whatever the gate's user can"
+               if group["level"] in ("none", "process") else "")
+    return f"{n} propert{'y' if n == 1 else 'ies'} at {group['level']} via {group['method']}: {held}{open_}{trusted}"

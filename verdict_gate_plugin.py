@@ -70,9 +70,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not spec_path:
         return
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    try:  # import before the candidate joins sys.path, so a candidate `hypothesis.py` cannot shadow it
-        import hypothesis  # noqa: F401
-        import hypothesis.errors  # noqa: F401
+    # Hypothesis, where a property or a file of the pack uses it (spec "hypothesis"; runner.Workspace), is
+    # imported before the candidate joins sys.path, so a candidate `hypothesis.py` cannot shadow it; a pack
+    # that never imports it does not pay for it (plain pytest would not either).
+    uses_hypothesis = spec.get("hypothesis", True) is not False
+    try:
+        if uses_hypothesis:
+            import hypothesis  # noqa: F401
+            import hypothesis.errors  # noqa: F401
     except ImportError:
         pass
     isolation = spec.get("isolation") or {"level": "none"}
@@ -122,6 +127,8 @@ def pytest_configure(config: pytest.Config) -> None:
             state["isolation"] = {"level": isolation["level"], "method": "unavailable", "fences": {},
                                   "why": str(exc)[:2000]}
         proxy.install(client, spec["python_path"], str(config.rootpath), isolation.get("candidate_modules"))
+    if not uses_hypothesis:
+        return
     try:
         from hypothesis import settings
 

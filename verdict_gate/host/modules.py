@@ -36,12 +36,14 @@ AST_LOCK = threading.Lock()
 def imported_by(pack_dir: Path) -> set[str]:
     """Top-level names the pack's own Python files import (``import x.y``, ``from x import y``; relative
     imports and the pack's ``fixtures/`` left out), read with :mod:`ast`, never run. A file that does not
-    parse is skipped (pytest reports it). Parsed under :data:`AST_LOCK`."""
+    parse is skipped (pytest reports it). Parsed under :data:`AST_LOCK`, once per pack directory (a pack's
+    files do not change while it is in use: it is extracted read-only at a path of its own)."""
     with AST_LOCK:
-        return _imported_by(pack_dir)
+        return set(_imported_by(pack_dir))
 
 
-def _imported_by(pack_dir: Path) -> set[str]:
+@functools.lru_cache(maxsize=8)
+def _imported_by(pack_dir: Path) -> frozenset[str]:
     names: set[str] = set()
     for root, dirs, files in os.walk(pack_dir):
         dirs[:] = sorted(d for d in dirs if not (root == str(pack_dir) and d == "fixtures") and not d.startswith("."))
@@ -57,7 +59,7 @@ def _imported_by(pack_dir: Path) -> set[str]:
                     names.update(alias.name.partition(".")[0] for alias in node.names)
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                     names.add(node.module.partition(".")[0])
-    return names
+    return frozenset(names)
 
 
 def installed_paths(repo_like: Sequence[Path]) -> list[str]:

@@ -63,6 +63,8 @@ class Workspace:
         modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
         limits: the catalog's ``limits`` for the worker (overrides of ``sandbox.DEFAULT_LIMITS``).
         named: ``module:qualname`` of the classes a property may name (the base revision's), or ``None``.
+        hypothesis: whether the oracle process imports Hypothesis (and sets its profile) before any test
+            module: a property of the catalog is a Hypothesis one, or a file of the pack imports it.
     """
 
     pack_dir: Path
@@ -77,6 +79,7 @@ class Workspace:
     # id → the extra passes of that property: example_log, fresh_seed
     passes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     named: frozenset[str] | None = None  # classes a property may name (execute.base_classes); None: any
+    hypothesis: bool = True
 
 
 def bytecode_cache(scratch: Path, level: str) -> Path:
@@ -407,6 +410,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                        for p in props],
         "files": [str(ws.pack_dir / o) for o in oracles],
         "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
+        "hypothesis": ws.hypothesis,
         # Kept across runs: the plugin goes on writing bytecode for what tests import late; a per-run cache
         # (level none, or no shared one) is never read again, so nothing more is written into it.
         "keep_bytecode": bytecode == shared_bytecode_cache(),

@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not spec_path:
         return
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    # Hypothesis, where a property or a file of the pack uses it (spec "hypothesis"; runner.Workspace), is
+    # Hypothesis, where a property uses it or a file of the pack names it (spec "hypothesis"; runner.Workspace), is
     # imported before the candidate joins sys.path, so a candidate `hypothesis.py` cannot shadow it; a pack
     # that never imports it does not pay for it (plain pytest would not either).
     uses_hypothesis = spec.get("hypothesis", True) is not False

@@ -714,15 +714,18 @@ def test_the_catalogs_limits_reach_the_worker(tmp_path):
     assert code == 1 and reasons(docs)["prop.mem"][0] == "fail"  # 512 MiB is over the 384 MiB address space
 
 
-@pytest.mark.parametrize("imports", [False, True])
+@pytest.mark.parametrize("imports", ["no", "import", "importlib"])
 def test_hypothesis_is_imported_up_front_only_where_the_pack_uses_it(tmp_path, imports):
-    """An oracle process of a pack that never imports Hypothesis does not import it (63 ms of its start; plain
-    pytest would not either); where a file of the pack imports it, even for a plain example, it is imported
-    before any test module, with the gate's profile (no example database, no deadline) in force."""
+    """An oracle process of a pack that never names Hypothesis does not import it (63 ms of its start; plain
+    pytest would not either); where a file of the pack imports it, even for a plain example and through
+    ``importlib``, it is imported before any test module, with the gate's profile (no example database, no
+    deadline) in force."""
     probe = ("import sys\nfrom calc import add\n\ndef test_plain():\n"
-             "    assert add(1, 2) == 3 and 'hypothesis' not in sys.modules\n")
-    if imports:
-        probe = ("import hypothesis\nfrom calc import add\n\ndef test_plain():\n"
+             "    assert add(1, 2) == 3 and 'hypo' + 'thesis' not in sys.modules\n")  # the name, unspelt
+    if imports != "no":
+        get = "import hypothesis" if imports == "import" else \
+            "import importlib\nhypothesis = importlib.import_module('hypothesis')"
+        probe = (f"{get}\nfrom calc import add\n\ndef test_plain():\n"
                  "    assert add(1, 2) == 3\n"
                  "    profile = hypothesis.settings.default\n"
                  "    assert profile.database is None and profile.deadline is None\n")

@@ -62,6 +62,23 @@ def _imported_by(pack_dir: Path) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=8)
+def mentions(pack_dir: Path, word: bytes) -> bool:
+    """Whether any Python file under ``pack_dir`` holds ``word`` anywhere: in an import, a string
+    (``importlib.import_module("hypothesis")``), a comment. A superset of the files that import it, read
+    without parsing, once per pack directory (a pack is materialised read-only at a path of its own)."""
+    for root, dirs, files in os.walk(pack_dir):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                try:
+                    if word in Path(root, name).read_bytes():
+                        return True
+                except OSError:
+                    return True  # unread: assume it does
+    return False
+
+
 def installed_paths(repo_like: Sequence[Path]) -> list[str]:
     """The gate's own import path as the oracle process gets it: this interpreter's ``sys.path`` without
     the current directory (the oracle process runs with ``-P``) and without anything under ``repo_like``

@@ -24,7 +24,7 @@ from verdict_gate.host import git, workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.host.git import git_config
-from verdict_gate.host.modules import AST_LOCK, check_modules, imported_by
+from verdict_gate.host.modules import AST_LOCK, check_modules, mentions
 from verdict_gate.pack import Pack
 from verdict_gate.run import runner
 
@@ -67,10 +67,10 @@ def workspace(oracle_pack: Pack, tree: Path, scratch: Path, secrets: Sequence[Pa
         roots=((oracle_pack.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
         secrets=tuple(secrets), passes=dict(passes or {}), modules=tuple(catalog.modules),
         limits=dict(catalog.limits), named=named,
-        # Imported up front, before any test module and any candidate name, only where something will use it:
+        # Imported up front, before any test module and any candidate name, only where something may use it:
         # plain pytest imports it only then too (63 ms of each oracle process's start, cachetools' suite).
         hypothesis=any(prop.kind == "property" for prop in catalog.properties)
-        or "hypothesis" in imported_by(oracle_pack.dir),
+        or mentions(oracle_pack.dir, b"hypothesis"),
     )
 
 

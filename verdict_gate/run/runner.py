@@ -64,7 +64,7 @@ class Workspace:
         limits: the catalog's ``limits`` for the worker (overrides of ``sandbox.DEFAULT_LIMITS``).
         named: ``module:qualname`` of the classes a property may name (the base revision's), or ``None``.
         hypothesis: whether the oracle process imports Hypothesis (and sets its profile) before any test
-            module: a property of the catalog is a Hypothesis one, or a file of the pack imports it.
+            module: a property of the catalog is a Hypothesis one, or a Python file of the pack names it.
     """
 
     pack_dir: Path

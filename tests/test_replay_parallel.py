@@ -347,6 +347,20 @@ def test_an_interrupt_stops_the_base_replay_and_is_raised(monkeypatch):
     assert stopped.is_set()
 
 
+@pytest.mark.fast
+@pytest.mark.parametrize(("seconds", "budget", "jobs"), [
+    ([], 2, 1),                  # nothing to run: one (the runner starts none for no property)
+    ([0.05, 0.07], 2, 1),        # a typical fresh replay: well under a second in all
+    ([0.4, 0.7], 2, 2),          # over a second: a second process pays
+    ([0.6, 0.6, 0.6, 0.6], 2, 2),  # never more than the budget
+    ([5.0], 1, 1),
+    ([0.1, None], 4, 4),         # a duration not known: the whole budget, as before
+    ([3.5], 8, 4),               # one per second of the sum
+])
+def test_one_more_oracle_process_per_second_of_expected_work(seconds, budget, jobs):
+    assert runner.jobs_for(seconds, budget) == jobs
+
+
 def test_slots_keep_the_budget_give_distinct_cpus_and_serve_priority_first():
     slots = execute.Slots(2, [10, 11, 12])
     never = threading.Event()

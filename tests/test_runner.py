@@ -677,6 +677,37 @@ def test_a_preexisting_failure_names_a_freeze_command_that_runs(tmp_path):
     assert record["rate"] == {"failed": 2, "replays": 2}
 
 
+def test_a_short_fresh_replay_runs_in_one_oracle_process(tmp_path):
+    """The fresh examples of two properties that broke, replayed on the base: a share of what they took on
+    the candidate, well under a second, so one oracle process replays both where the candidate run used two
+    (`runner.jobs_for`); the verdicts are those of any split."""
+    repo = make_project(tmp_path, {"test_two.py": """
+        from hypothesis import given, strategies as st
+        from calc import add
+        @given(st.integers(0, 100), st.integers(0, 100))
+        def test_add(a, b):
+            assert add(a, b) == a + b
+        @given(st.integers(0, 100))
+        def test_add_zero(a):
+            assert add(a, 0) == a
+    """}, [{"id": "prop.add", "oracle": "properties/test_two.py", "node": "test_add"},
+           {"id": "prop.zero", "oracle": "properties/test_two.py", "node": "test_add_zero"}])
+    (repo / "src" / "calc.py").write_text("def add(a, b):\n    return a + b + (1 if a > 50 else 0)\n")
+    commit_all(repo, "candidate: add is off by one above 50")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = cli("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle", "--out",
+               str(tmp_path / "out"), "--jobs", "2", env={"TMPDIR": str(temp), "VERDICT_GATE_KEEP_WORK": "1"})
+    assert proc.returncode == 1, proc.stderr
+    docs = validate_evidence(tmp_path / "out")
+    assert reasons(docs) == {"prop.add": ("fail", "no_freeze"), "prop.zero": ("fail", "no_freeze")}
+    assert "replaying the fresh examples of 2 properties" in proc.stderr
+    # One spec file per oracle process the runner started (runner._one_process), kept with the work dirs.
+    assert len(list(temp.glob("*/candidate/spec-*.json"))) == 2
+    assert len(list(temp.glob("*/fresh-replay/spec-*.json"))) == 1
+    assert all(r["fresh_log"] for r in docs["base.sig.json"]["replays"])  # both were replayed on the base
+
+
 def test_a_name_the_candidate_package_lacks_reads_as_python_says_it(tmp_path):
     """`from pkg import missing` through the isolation boundary says what plain Python says ("cannot
     import name"), not that a submodule `pkg.missing` is missing (new-user trial)."""

@@ -589,8 +589,11 @@ def _replay_fresh(ev: Evidence, oracle_pack: pack.Pack, failing: dict[str, Any],
     progress(f"replaying the fresh examples of {len(failing)} propert{'y' if len(failing) == 1 else 'ies'} "
              f"on the base {ev.base_revision[:12]}")
     passes = {pid: {"example_log": False, "fresh_seed": r.fresh_seed} for pid, r in failing.items()}
+    # Only the fresh examples are drawn again, a share of what these properties took on the candidate: most
+    # often less than a second, which one oracle process does sooner than two would start.
+    jobs = runner.jobs_for([r.duration_s for r in failing.values()], runner.default_jobs())
     fresh = replay(Path(ev.repo), ev.base_revision, oracle_pack, sorted(failing), scratch, progress, ev.notices,
-                   passes=passes, name="fresh-replay", tree=tree)
+                   passes=passes, name="fresh-replay", tree=tree, jobs=jobs)
     by_id = {r.prop_id: r for r in fresh.replays}
     merged = []
     for rec in ev.base_sig.replays:

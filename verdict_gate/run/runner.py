@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -224,6 +225,22 @@ def shares(props: Sequence[Property], jobs: int) -> list[list[Property]]:
     properties and slow ones spread over the processes, and the split is the same on every run."""
     jobs = max(1, min(jobs, len(props)))
     return [list(props[i::jobs]) for i in range(jobs)]
+
+
+# Expected seconds of property work that pay for one more oracle process: starting one (pytest, the plugin,
+# Hypothesis, a worker and its fence probes) costs about 0.3 s of CPU and as much latency, so a second
+# process for less than this saves under half of it in wall time while spending that CPU.
+SECONDS_PER_PROCESS = 1.0
+
+
+def jobs_for(seconds: Sequence[float | None], budget: int) -> int:
+    """Oracle processes for a run whose properties are expected to take ``seconds`` each (``None``: not
+    known): one per :data:`SECONDS_PER_PROCESS` of their sum, at least 1 and at most ``budget``; ``budget``
+    when any is not known. Pure; the records of a run do not depend on it (:func:`run_properties`)."""
+    budget = max(1, budget)
+    if any(s is None for s in seconds):
+        return budget
+    return max(1, min(budget, math.ceil(sum(s for s in seconds if s is not None) / SECONDS_PER_PROCESS)))
 
 
 def default_jobs() -> int:

@@ -154,12 +154,12 @@ def _module(client: proxy.Client, name: str) -> Any:
 
 
 @pytest.fixture(params=["sandbox", "process"])
-def ops(request: pytest.FixtureRequest, candidate: Path, tmp_path: Path) -> Any:
+def ops(request: pytest.FixtureRequest, candidate: Path, tmp_path: Path, worker_bytecode: str) -> Any:
     secret = tmp_path / "scratch"
     secret.mkdir()
     (secret / "results.jsonl").write_text("{}")
     client = proxy.Client(request.param, [str(candidate / "src")], str(candidate), scratch=str(secret),
-                          secrets=[str(secret / "results.jsonl")])
+                          secrets=[str(secret / "results.jsonl")], bytecode=worker_bytecode)
     _skip_unless(request.param)
     client.start()
     yield _module(client, "calc.ops")

@@ -396,14 +396,14 @@ def _module(client: proxy.Client, name: str) -> Any:
 
 
 @pytest.fixture
-def client(tree: Path, tmp_path: Path) -> Any:
+def client(tree: Path, tmp_path: Path, worker_bytecode: str) -> Any:
     try:
         sandbox.method("sandbox")
     except sandbox.Unavailable as exc:  # the host cannot give it; a worker that fails to start is a failure
         pytest.skip(f"no sandbox here: {exc}")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    client = proxy.Client("sandbox", [str(tree / "src")], str(tree), scratch=str(scratch))
+    client = proxy.Client("sandbox", [str(tree / "src")], str(tree), scratch=str(scratch), bytecode=worker_bytecode)
     client.oracle_roots = [str(Path(__file__).parent) + "/"]  # this file plays the pack
     client.start()
     client.as_itself = True  # what the plugin sets while a test's function runs

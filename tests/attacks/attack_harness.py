@@ -243,6 +243,9 @@ class LoopbackServer:
                 conn, _ = srv.accept()
             except OSError:
                 continue
+            if self._stop.is_set():
+                conn.close()
+                break
             with conn:
                 conn.settimeout(1.0)
                 data = b""
@@ -257,10 +260,23 @@ class LoopbackServer:
                 data, _ = self.udp.recvfrom(4096)
             except OSError:
                 continue
+            if self._stop.is_set():
+                break
             self.connections.append(data)
 
     def close(self) -> None:
         self._stop.set()
+        # Wake each listener now rather than at its next timeout (a test's teardown waited for them): a
+        # connection or an empty datagram, which a stopped listener drops unrecorded.
+        wakers = [(socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", self.port)),
+                  (socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", self.port))]
+        if self.unix is not None and self.unix_path:
+            wakers.append((socket.AF_UNIX, socket.SOCK_STREAM, self.unix_path))
+        for family, kind, address in wakers:
+            with contextlib.suppress(OSError), socket.socket(family, kind) as wake:
+                wake.settimeout(0.5)
+                wake.connect(address)
+                wake.send(b"")
         for thread in self._threads:
             thread.join(timeout=2)
         for srv in (self.sock, self.udp, self.unix):

@@ -170,8 +170,14 @@ def test_a_schema_the_compiler_cannot_write_is_left_to_jsonschema(monkeypatch):
         assert check is not None and check({"n": 1}) and not check({"n": 2.0})  # 2.0 is no draft-04 integer
         assert check({"b": 1}) and not check({"b": "1"})
         schemas.check("four", {"n": 1}, "four.json")
-        with pytest.raises(schemas._Unsupported):
-            check({"a": {"x": 1}})
+        defined: list[str] = []
+        define = schemas._Compiler.define
+        monkeypatch.setattr(schemas._Compiler, "define",
+                            lambda self, uri, fn: (defined.append(uri), define(self, uri, fn))[1])
+        for _ in range(2):  # compiled once: the second document is left to jsonschema at once
+            with pytest.raises(schemas._Unsupported):
+                check({"a": {"x": 1}})
+        assert [u.rpartition("#")[2] for u in defined] == ["/definitions/a"]
         with pytest.raises(GateError, match=r"four.json \$.a.*'y' is a dependency of 'x'"):
             schemas.check("four", {"a": {"x": 1}}, "four.json")
         schemas.check("four", {"a": {"x": 1, "y": 2}}, "four.json")

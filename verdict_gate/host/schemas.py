@@ -312,19 +312,27 @@ class _Compiler:
 
 class _Pending:
     """A ``$ref`` target not compiled yet: its first call compiles it (under a lock: validation may run on
-    several threads) and puts the compiled function in its place, which later calls reach directly."""
+    several threads) and puts the compiled function in its place, which later calls reach directly. A target
+    the compiler cannot write raises :class:`_Unsupported` at every call, compiled only the first time."""
 
-    __slots__ = ("compiler", "fn", "uri")
+    __slots__ = ("compiler", "fn", "uri", "unsupported")
     _lock = threading.Lock()
 
     def __init__(self, compiler: _Compiler, uri: str, fn: str) -> None:
         self.compiler, self.uri, self.fn = compiler, uri, fn
+        self.unsupported: _Unsupported | None = None
 
     def __call__(self, instance: Any) -> bool:
         with self._lock:
+            if self.unsupported is not None:
+                raise self.unsupported
             target = self.compiler.env[self.fn]
             if target is self:
-                target = self.compiler.define(self.uri, self.fn)
+                try:
+                    target = self.compiler.define(self.uri, self.fn)
+                except _Unsupported as exc:
+                    self.unsupported = exc
+                    raise
         return bool(target(instance))
 
 

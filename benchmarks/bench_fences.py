@@ -1,4 +1,4 @@
-"""What the namespace-free fences (verdict_gate/boundary: Landlock, seccomp) cost the worker.
+"""What the namespace-free fences (verdict_gate/boundary/fence: Landlock, seccomp) cost the worker.
 
 Reproduce:  .venv/bin/python benchmarks/bench_fences.py [--runs N] [--calls N]
 
@@ -23,15 +23,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-LIB = Path(__file__).resolve().parent.parent / "verdict_gate" / "boundary"
+LIB = Path(__file__).resolve().parent.parent / "verdict_gate" / "boundary" / "fence"
 
 CHILD = r"""
-import fcntl, importlib.util, json, os, sys, termios, time
-def load(name):
-    spec = importlib.util.spec_from_file_location("_b_" + name, os.path.join(LIB, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import fcntl, importlib, importlib.util, json, os, sys, termios, time
+def load(name):  # the fence package by path, under a private name, as the worker loads it
+    if "_b" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("_b", os.path.join(LIB, "__init__.py"),
+                                                      submodule_search_locations=[LIB])
+        sys.modules["_b"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["_b"])
+    return importlib.import_module("_b." + name)
 landlock, seccomp = load("landlock"), load("seccomp")
 out = {}
 if "landlock" in FENCES:

@@ -4,7 +4,8 @@ Standard library only, so Debian's ``/usr/bin/python3`` can run a copy of it as 
 ``python fence_child.py CONFIG_JSON``; prints one JSON object (see :func:`main`). Config keys, all
 optional but ``lib``:
 
-- ``lib``: the directory holding ``landlock.py``, ``seccomp.py`` and ``probe.py`` (loaded by path);
+- ``lib``: the directory of the fence package (``verdict_gate/boundary/fence``, or a copy of its files),
+  loaded by path under a private name; its ``landlock``, ``seccomp`` and ``probe`` are used;
 - ``uid``: switch to this uid and gid, with no supplementary groups, before any fence;
 - ``landlock``: ``{"read": [...], "write": [...], "net": bool, "scope": bool}``; the interpreter's own
   paths (``landlock.python_paths()``) and ``lib`` are added to ``read``;
@@ -40,12 +41,16 @@ LIBC.syscall.restype = ctypes.c_long
 
 
 def load(lib: str, name: str) -> Any:
-    """``lib/name.py`` as a module that is not in ``sys.modules``, as the worker may load it."""
-    spec = importlib.util.spec_from_file_location(f"_fence_{name}", os.path.join(lib, f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """Module ``name`` of the fence package in ``lib``, loaded by path under the private name ``_fence``, as
+    the worker loads the boundary package."""
+    if "_fence" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("_fence", os.path.join(lib, "__init__.py"),
+                                                      submodule_search_locations=[lib])
+        assert spec is not None and spec.loader is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["_fence"] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"_fence.{name}")
 
 
 def syscall(nr: int, *args: int) -> str:

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LIB = ROOT / "verdict_gate" / "boundary"
+LIB = ROOT / "verdict_gate" / "boundary" / "fence"
 CHILD = Path(__file__).with_name("fence_child.py")
 SYSTEM_PYTHON = "/usr/bin/python3"  # readable by every uid, unlike root's pyenv
 USER = 64001  # an ordinary user for the unprivileged run
@@ -40,12 +40,16 @@ SWITCH_UID = 64000  # the uid a root child switches to by itself
 
 
 def _load(name: str) -> Any:
-    """``verdict_gate/boundary/NAME.py`` loaded by path, not registered in ``sys.modules``."""
-    spec = importlib.util.spec_from_file_location(f"_test_fences_{name}", LIB / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """``verdict_gate/boundary/fence/NAME.py``, of the fence package loaded by path under a private name (as
+    the worker loads the boundary), not as ``verdict_gate.boundary.fence``."""
+    package = "_test_fences"
+    if package not in sys.modules:
+        spec = importlib.util.spec_from_file_location(package, LIB / "__init__.py",
+                                                      submodule_search_locations=[str(LIB)])
+        assert spec is not None and spec.loader is not None
+        sys.modules[package] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[package])
+    return importlib.import_module(f"{package}.{name}")
 
 
 landlock, seccomp, probe = _load("landlock"), _load("seccomp"), _load("probe")
@@ -264,9 +268,8 @@ def test_proc_must_stay_unreadable(tmp_path: Path) -> None:
 
 
 def test_landlock_refuses_a_second_thread() -> None:
-    code = ("import sys, threading, time, importlib.util as u\n"
-            f"s = u.spec_from_file_location('ll', {str(LIB / 'landlock.py')!r}); m = u.module_from_spec(s)\n"
-            "s.loader.exec_module(m)\n"
+    code = (f"import sys, threading, time\nsys.path.insert(0, {str(CHILD.parent)!r})\nimport fence_child\n"
+            f"m = fence_child.load({str(LIB)!r}, 'landlock')\n"
             "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
             "try:\n    m.restrict([], [])\nexcept m.Unavailable as e:\n    print(e)\n")
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=30)
@@ -371,12 +374,12 @@ def test_tiocsti_is_refused(syscall_runs: dict[str, dict[str, Any]]) -> None:
 @pytest.fixture()
 def shared(tmp_path: Path) -> Iterator[Path]:
     """A directory every uid can read (pytest's tmp_path is below a 0700 directory of root's), with
-    copies of the modules and the child in ``lib/`` (which the child's Landlock allows reading)."""
+    copies of the fence package's modules and the child in ``lib/`` (which the child's Landlock allows reading)."""
     path = Path(tempfile.mkdtemp(prefix="verdict-gate-fences-", dir="/tmp"))
     try:
         path.chmod(0o755)
         (path / "lib").mkdir(mode=0o755)
-        for src in (*(LIB / f"{n}.py" for n in ("landlock", "seccomp", "probe")), CHILD):
+        for src in (*LIB.glob("*.py"), CHILD):
             shutil.copy(src, path / "lib" / src.name)
             (path / "lib" / src.name).chmod(0o644)
         yield path
@@ -557,8 +560,8 @@ def test_argument_rules(arch: str) -> None:
 
 def test_policy_names_must_exist() -> None:
     with pytest.raises(KeyError):
-        seccomp.program("x86_64", seccomp.Policy(deny=("sockett",)))
-    narrow = seccomp.program("x86_64", seccomp.Policy(deny=("ptrace",)))
+        seccomp.program("x86_64", seccomp.Rules(deny=("sockett",)))
+    narrow = seccomp.program("x86_64", seccomp.Rules(deny=("ptrace",)))
     nrs = seccomp.ARCHES["x86_64"].numbers()
     assert run_bpf(narrow, nrs["ptrace"], seccomp.AUDIT_ARCH_X86_64) == EPERM
     assert run_bpf(narrow, nrs["socket"], seccomp.AUDIT_ARCH_X86_64) == ALLOW
@@ -600,7 +603,7 @@ def test_probes_never_raise() -> None:
 
 @pytest.mark.parametrize("name", ["landlock", "seccomp", "probe"])
 def test_modules_import_as_package_too(name: str) -> None:
-    module = importlib.import_module(f"verdict_gate.boundary.{name}")
+    module = importlib.import_module(f"verdict_gate.boundary.fence.{name}")
     assert module.__file__ == str(LIB / f"{name}.py")
 
 
@@ -618,8 +621,8 @@ def test_a_worker_that_owns_files_outside_gets_file_metadata_calls_denied(monkey
     """Landlock does not fence chmod, chown, utimes or setxattr: a worker whose identity outside is the gate's
     own uid or root (fence_chmod_host_devices in the corpus: the setuid bit on its inherited stderr file) gets
     them denied by its seccomp filter."""
-    from verdict_gate.boundary import sandbox
+    from verdict_gate.boundary.fence import launch
 
     monkeypatch.setattr(os, "geteuid", lambda: 0 if root else 1000)
-    pol = sandbox.policy("sandbox", method, readonly=[], tmp="/tmp/x", cwd="/tmp", own_uid=own_uid, userns=userns)
+    pol = launch.worker_policy("sandbox", method, readonly=[], tmp="/tmp/x", cwd="/tmp", own_uid=own_uid, userns=userns)
     assert pol.metadata is metadata

@@ -21,7 +21,10 @@ from typing import Any
 
 import pytest
 
-from verdict_gate.boundary import codec, proxy, sandbox
+from verdict_gate.boundary import codec, proxy
+from verdict_gate.boundary.fence import bwrap, child, host, launch, paths
+from verdict_gate.boundary.fence.errors import Unavailable
+from verdict_gate.boundary.fence.policy import FENCES, LEVELS, METHODS, Policy
 
 CANDIDATE = '''
 import collections, dataclasses, enum, os, sys
@@ -141,8 +144,8 @@ def _skip_unless(level: str) -> None:
     """Skip where the host cannot give ``level`` (doctor's answer); a worker that then fails to start is a
     failure of the test, never a skip."""
     try:
-        sandbox.method(level)
-    except sandbox.Unavailable as exc:
+        host.method(level)
+    except Unavailable as exc:
         pytest.skip(f"isolation level {level} unavailable here: {exc}")
 
 
@@ -297,8 +300,8 @@ def test_the_sandbox_fences_hold(candidate: Path, tmp_path: Path) -> None:
     client.start()
     try:
         ops = _module(client, "calc.ops")
-        assert client.info["level"] == "sandbox" and client.info["method"] in sandbox.METHODS["sandbox"]
-        assert client.info["fences"] == {f: True for f in sandbox.FENCES}
+        assert client.info["level"] == "sandbox" and client.info["method"] in METHODS["sandbox"]
+        assert client.info["fences"] == {f: True for f in FENCES}
         assert all(p["held"] for p in client.info["probes"].values()), client.info["probes"]
         assert not ops.exists(str(secret / "results.jsonl"))
         with pytest.raises(OSError):
@@ -376,11 +379,11 @@ def test_codec_sends_a_fresh_link_with_its_state_once() -> None:
 
 
 def test_describe_host_names_every_level() -> None:
-    host = sandbox.describe_host()
-    assert set(host["levels"]) == set(sandbox.LEVELS)
-    assert host["levels"]["process"] == {"available": True, "method": "process",
-                                         "claims": {"network": False, "filesystem": False, "processes": False,
-                                                    "limits": True}}
+    found = host.describe_host()
+    assert set(found["levels"]) == set(LEVELS)
+    assert found["levels"]["process"] == {"available": True, "method": "process",
+                                          "claims": {"network": False, "filesystem": False, "processes": False,
+                                                     "limits": True}}
 
 
 def test_doctor_reports_every_level_as_text_and_json() -> None:
@@ -398,10 +401,11 @@ def test_doctor_reports_every_level_as_text_and_json() -> None:
 def test_the_interpreter_is_bound_back_under_every_tmpfs(tmp_path: Path) -> None:
     """A gate installed in a clone under /tmp (or a hidden dir) must still find its interpreter and
     its worker inside the sandbox, whose /tmp is a private tmpfs."""
-    argv = sandbox.bwrap_argv("bwrap", userns=True, readonly=[str(tmp_path)], cwd="/", tmp_bytes=1 << 20)
+    pol = Policy("sandbox", "bwrap", {}, userns=True, limits={"tmp_bytes": 1 << 20})
+    argv = bwrap.command(pol, "bwrap", readonly=[str(tmp_path)])
     binds = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--ro-bind"}
-    system = tuple("/" + d for d in sandbox.SYSTEM_DIRS)
-    needed = [*sandbox.interpreter_dirs(), os.path.dirname(os.path.abspath(sandbox.__file__)), str(tmp_path)]
+    system = tuple("/" + d for d in paths.SYSTEM_DIRS)
+    needed = [*paths.interpreter_dirs(), paths.BOUNDARY, str(tmp_path)]
     for path in needed:
         real = os.path.realpath(path)
         assert real in binds or real.startswith(tuple(s + "/" for s in system)), f"{path} is not in the sandbox"
@@ -436,48 +440,49 @@ def test_the_worker_reads_the_oracles_bytecode_of_the_interpreter_and_no_other(c
     for path in (shown, pack, planted):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"not bytecode")
-    dirs = sandbox.bytecode_dirs(str(cache))
+    dirs = paths.bytecode_dirs(str(cache))
     assert any(os.path.realpath(shown).startswith(d + "/") for d in dirs)
     assert not any(os.path.realpath(p).startswith(d + "/") for d in dirs for p in (pack, planted))
-    assert sandbox.bytecode_dirs(None) == [] and sandbox.bytecode_dirs("relative/cache") == []
+    assert paths.bytecode_dirs(None) == [] and paths.bytecode_dirs("relative/cache") == []
     client = proxy.Client(level, [str(candidate / "src")], str(candidate), bytecode=str(cache))
     _skip_unless(level)
     client.start()
     try:
         ops = _module(client, "calc.ops")  # a planted ops.pyc that loaded would have raised here
-        if client.info["method"] in sandbox.METHODS["sandbox"]:
+        if client.info["method"] in METHODS["sandbox"]:
             assert ops.bytecode_prefix() == str(cache)
             assert ops.exists(str(shown))
             assert client.info["fences"]["filesystem"] is True
             assert not ops.exists(str(pack)) and not ops.exists(str(planted))
         else:  # the host's /tmp and the gate's cache are writable there: no bytecode is read at all
-            assert ops.bytecode_prefix() == sandbox.NO_BYTECODE
+            assert ops.bytecode_prefix() == child.NO_BYTECODE
     finally:
         client.close()
 
 
 def test_the_oracle_compiles_the_workers_own_modules_into_its_cache_once(tmp_path: Path) -> None:
     """A fenced worker reads the oracle's bytecode cache but never writes it: the oracle process compiles what
-    only the worker imports (worker.py, pickle …) there, so no worker start compiles them afresh; a stale
+    only the worker imports (its own code, pickle …) there, so no worker start compiles them afresh; a stale
     entry (its source changed) is compiled again, and a process that writes no bytecode writes none."""
     cache = tmp_path / "cache"
-    code = ("import sys; from verdict_gate.boundary import sandbox; sandbox.warm_bytecode(sys.pycache_prefix); "
-            "sandbox.warm_bytecode(sys.pycache_prefix)")
+    code = ("import sys; from verdict_gate.boundary.fence import launch; launch.warm_bytecode(sys.pycache_prefix); "
+            "launch.warm_bytecode(sys.pycache_prefix)")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([sys.executable, "-c", code], check=True, env={**env, "PYTHONPYCACHEPREFIX": str(cache)})
-    for name in sandbox.WORKER_MODULES:
-        src = os.path.join(sandbox.HERE, f"{name}.py")
+    for name in launch.WORKER_MODULES:
+        src = os.path.join(paths.BOUNDARY, f"{name}.py")
         pyc = cache / src.lstrip("/").replace(".py", f".{sys.implementation.cache_tag}.pyc")
-        assert sandbox._fresh(str(pyc), src), name
+        assert launch._fresh(str(pyc), src), name
     pickle_pyc = next(cache.rglob(f"pickle.{sys.implementation.cache_tag}.pyc"))
-    assert sandbox._fresh(str(pickle_pyc), str(pickle_pyc).replace(str(cache), "", 1)
+    assert launch._fresh(str(pickle_pyc), str(pickle_pyc).replace(str(cache), "", 1)
                           .replace(f".{sys.implementation.cache_tag}.pyc", ".py"))
-    worker_pyc = cache / os.path.join(sandbox.HERE, "worker.py").lstrip("/")
-    worker_pyc = worker_pyc.with_name(f"worker.{sys.implementation.cache_tag}.pyc")
-    worker_pyc.write_bytes(worker_pyc.read_bytes()[:8] + bytes(8))  # as if worker.py had changed since
-    assert not sandbox._fresh(str(worker_pyc), os.path.join(sandbox.HERE, "worker.py"))
+    worker_src = os.path.join(paths.BOUNDARY, f"{launch.WORKER_MODULES[0]}.py")  # the worker's own code
+    worker_pyc = cache / worker_src.lstrip("/")
+    worker_pyc = worker_pyc.with_name(f"{worker_pyc.stem}.{sys.implementation.cache_tag}.pyc")
+    worker_pyc.write_bytes(worker_pyc.read_bytes()[:8] + bytes(8))  # as if its source had changed since
+    assert not launch._fresh(str(worker_pyc), worker_src)
     subprocess.run([sys.executable, "-c", code], check=True, env={**env, "PYTHONPYCACHEPREFIX": str(cache)})
-    assert sandbox._fresh(str(worker_pyc), os.path.join(sandbox.HERE, "worker.py"))
+    assert launch._fresh(str(worker_pyc), worker_src)
     other = tmp_path / "other"
     subprocess.run([sys.executable, "-B", "-c", code], check=True, env={**env, "PYTHONPYCACHEPREFIX": str(other)})
     assert not other.exists()

@@ -207,8 +207,9 @@ def _check(paths: list[Path], checker) -> list[str]:  # type: ignore[no-untyped-
 def test_the_rooms_exist() -> None:
     assert {p.stem for p in _files("core")} >= {"verdict", "signature", "digest", "diffsplit", "catalog", "ledger",
                                                  "promotion", "score"}
-    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "proxy", "worker", "sandbox", "sources",
-                                                     "load"}
+    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "proxy", "worker", "sources", "load"}
+    assert {p.stem for p in _files("boundary/fence")} >= {"policy", "host", "launch", "bwrap", "apply", "probe",
+                                                           "targets", "landlock", "seccomp", "reap", "errors"}
     assert {p.stem for p in _files("host")} >= {"git", "checkout", "fixtures", "hashing", "forks", "workdir"}
     assert {p.stem for p in _files("run")} >= {"pipeline", "replay", "runner", "execute", "merge"}
 
@@ -324,11 +325,12 @@ def test_cli_only_parses_and_dispatches() -> None:
 
 
 def test_one_level_list_and_one_fence_list() -> None:
-    """The isolation levels, methods and fences are written once (boundary/sandbox.py); the schemas and
+    """The isolation levels, methods and fences are written once (boundary/fence/policy.py); the schemas and
     the core's rank of the levels are kept equal to them here."""
     import json
 
-    from verdict_gate.boundary import results, sandbox
+    from verdict_gate.boundary import results
+    from verdict_gate.boundary.fence import policy as sandbox
     from verdict_gate.core.verdict import ISOLATION_RANK
 
     catalog = json.loads((ROOT / "schemas" / "catalog.schema.json").read_text())

@@ -24,7 +24,9 @@ from typing import Any
 
 import pytest
 
-from verdict_gate.boundary import codec, proxy, sandbox, textfence
+from verdict_gate.boundary import codec, proxy, textfence
+from verdict_gate.boundary.fence import host
+from verdict_gate.boundary.fence.errors import Unavailable
 
 CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
@@ -398,8 +400,8 @@ def _module(client: proxy.Client, name: str) -> Any:
 @pytest.fixture
 def client(tree: Path, tmp_path: Path, worker_bytecode: str) -> Any:
     try:
-        sandbox.method("sandbox")
-    except sandbox.Unavailable as exc:  # the host cannot give it; a worker that fails to start is a failure
+        host.method("sandbox")
+    except Unavailable as exc:  # the host cannot give it; a worker that fails to start is a failure
         pytest.skip(f"no sandbox here: {exc}")
     scratch = tmp_path / "scratch"
     scratch.mkdir()

@@ -61,7 +61,10 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import codec, readahead, sandbox, textfence
+from . import codec, readahead, textfence
+from .fence import host, launch, reap, targets
+from .fence.errors import Unavailable
+from .fence.policy import UNKNOWN
 from .load import WORKER
 
 HANDSHAKE_TIMEOUT_S = 60.0
@@ -94,100 +97,6 @@ class BoundaryWarning(UserWarning):
 # --- the client ---------------------------------------------------------------------------------------
 
 
-class _Targets:
-    """What the worker's probe tries to reach, set up by the oracle process (docs/design.md §8.2,
-    "Fences are proven by trying"): a loopback TCP listener, a Unix socket (a stand-in for
-    ``/var/run/docker.sock``) and an abstract one, and a canary file in a private directory.
-
-    Args:
-        scratch: where to make that directory (``None``: the system's temp dir).
-        pid: the process the worker must neither signal nor trace (this oracle process).
-    """
-
-    def __init__(self, scratch: str | None, pid: int) -> None:
-        import socket
-        import tempfile
-
-        self.pid = pid
-        self.dir = tempfile.mkdtemp(prefix="fence-", dir=scratch)
-        self.canary = os.path.join(self.dir, "canary")
-        with open(self.canary, "w", encoding="ascii") as fh:
-            fh.write("verdict-gate fence canary: a candidate worker that reads this is not fenced\n")
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.bind(("127.0.0.1", 0))
-        self.tcp.listen(4)
-        self.tcp.setblocking(False)
-        self.unix_path = os.path.join(self.dir, "s")
-        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.abstract_name = f"verdict-gate-probe-{pid}-{os.urandom(4).hex()}"
-        for sock, address in ((self.unix, self.unix_path), (self.abstract, "\0" + self.abstract_name)):
-            try:
-                sock.bind(address)
-                sock.listen(4)
-                sock.setblocking(False)
-            except OSError:  # a path too long for AF_UNIX: that probe proves nothing, so it is left out
-                sock.close()
-        self.docker = [p for p in DOCKER_SOCKETS if os.path.exists(p)]
-
-    def probes(self, cwd: str, secrets: Sequence[str]) -> dict[str, Any]:
-        """Label → ``[probe name, its arguments]`` (:mod:`.probe`), for :class:`sandbox.Policy`."""
-        host, port = self.tcp.getsockname()
-        out: dict[str, Any] = {
-            "tcp": ["tcp", [host, port]], "udp": ["udp", [host, port]], "raw": ["raw", []],
-            "netlink": ["netlink", []], "io_uring": ["io_uring", []],
-            "read": ["read", [[self.canary, *secrets]]], "write": ["write", [cwd]],
-            "signal": ["signal", [self.pid]], "ptrace": ["ptrace", [self.pid]], "environ": ["environ", [self.pid]],
-        }
-        if self.unix.fileno() >= 0:
-            out["unix"] = ["unix", [self.unix_path]]
-        if self.abstract.fileno() >= 0:
-            out["abstract_unix"] = ["abstract_unix", [self.abstract_name]]
-        for i, path in enumerate(self.docker):
-            out[f"docker_socket{i or ''}"] = ["unix", [path]]
-        return out
-
-    def reached(self) -> str:
-        """What connected to a listener since the probe (``""``: nothing did)."""
-        got = []
-        for what, sock in (("tcp", self.tcp), ("unix", self.unix), ("abstract", self.abstract)):
-            if sock.fileno() < 0:
-                continue
-            try:
-                conn, _addr = sock.accept()
-            except (BlockingIOError, OSError):
-                continue
-            conn.close()
-            got.append(f"the {what} listener was connected to")
-        return "; ".join(got)
-
-    def close(self) -> None:
-        import shutil
-
-        for sock in (self.tcp, self.unix, self.abstract):
-            sock.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def _reachable(path: str, uid: int) -> None:
-    """Raise :class:`sandbox.Unavailable` when a process of ``uid`` (and no group) cannot reach ``path``:
-    some directory above it is not searchable by others (a private ``$TMPDIR``), naming it and the fix."""
-    real = os.path.realpath(path)
-    parts = real.split(os.sep)
-    for i in range(1, len(parts)):
-        directory = os.sep.join(parts[:i]) or os.sep
-        st = os.stat(directory)
-        if st.st_uid != uid and not st.st_mode & 0o001:
-            raise sandbox.Unavailable(
-                f"the worker's own uid {uid} cannot reach {real}: {directory} is not searchable by other users "
-                f"(mode {st.st_mode & 0o7777:o}); fix: give the gate a temp dir others can traverse (TMPDIR=/tmp, "
-                f"or chmod o+x {directory})")
-
-
-# The Docker daemon's sockets: a worker that reaches one can start a privileged container.
-DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
-
-
 class Client:
     """One candidate worker per oracle process, restarted after a crash (for the next property).
 
@@ -196,14 +105,14 @@ class Client:
         python_path: candidate directories (absolute) the worker imports from.
         cwd: the candidate tree (the worker's working directory).
         readonly: directories the worker reads besides the interpreter (the tree, the fixtures).
-        method: how the level is given (:func:`sandbox.method`, chosen once by the gate for the run;
-            ``None``: chosen here). userns, own_uid: :func:`sandbox.bwrap_userns` and
-            :func:`sandbox.own_uid_works` as the gate found them (``None``: probed here).
+        method: how the level is given (:func:`.fence.host.method`, chosen once by the gate for the run;
+            ``None``: chosen here). userns, own_uid: :func:`.fence.host.bwrap_userns` and
+            :func:`.fence.host.own_uid_works` as the gate found them (``None``: probed here).
         scratch: a private directory of this oracle process: the worker's temp dir and the fence
             probes' targets (a canary, a Unix socket) are made in it (``None``: a temp dir of its own).
         secrets: files the worker must not read (the repository's ``.git/config``, a canary in
             ``$HOME``); its probe tries to.
-        limits: overrides of :data:`sandbox.DEFAULT_LIMITS` (the catalog's ``limits``).
+        limits: overrides of :data:`.fence.policy.DEFAULT_LIMITS` (the catalog's ``limits``).
         cap: the largest message accepted from the worker, in bytes.
         answer_timeout: seconds one answer may take (an import that hangs at collection, when no
             property's own timeout runs yet); ``None`` waits for the runner's property timeout.
@@ -212,7 +121,7 @@ class Client:
             worker with a CPU of its own, where waking a sleeping process costs more than a call.
         bytecode: this process's bytecode cache (``sys.pycache_prefix``), into which only oracle code
             was compiled; a fenced worker reads the interpreter's part of it, read-only
-            (:func:`sandbox.bytecode_dirs`), instead of compiling the standard library at every start;
+            (:func:`.fence.paths.bytecode_dirs`), instead of compiling the standard library at every start;
             a ``process`` worker reads none.
     """
 
@@ -234,12 +143,12 @@ class Client:
         self.wfd = self.rfd = -1
         self.generation = 0
         self.failure: str | None = None  # set on a crash; the plugin reads and clears it per property
-        self.info: dict[str, Any] = {"level": level, "method": sandbox.UNKNOWN, "fences": {}}
+        self.info: dict[str, Any] = {"level": level, "method": UNKNOWN, "fences": {}}
         self.lock = threading.RLock()
         self.unavailable: str | None = None  # why the level could not be given, once a start showed it
         self.crashes = 0  # workers this process lost to the candidate (a crash, a hang-up, a flood)
         self.releases: list[int] = []
-        self._targets: _Targets | None = None
+        self._targets: targets.Targets | None = None
         self._tmp: str | None = None
         self._uid: int | None = None  # the running worker's own uid, where it has one
         # The oracle's objects the worker holds by reference: id → object, and id(object) → id.
@@ -293,7 +202,7 @@ class Client:
     # lifecycle
 
     def start(self, wait: bool = True) -> None:
-        """Start the worker and send it its ``hello`` (with its :class:`sandbox.Policy`); with ``wait`` also
+        """Start the worker and send it its ``hello`` (with its :class:`.fence.policy.Policy`); with ``wait`` also
         take its fence report (else the first request or :meth:`ready` does, so pytest's collection runs
         while the worker starts).
 
@@ -302,11 +211,11 @@ class Client:
                 report shows a fence the method claims open.
         """
         try:
-            name = self.method or sandbox.method(self.level)
+            name = self.method or host.method(self.level)
             if self._targets is None:
-                self._targets = _Targets(self.scratch, os.getpid())
+                self._targets = targets.Targets(self.scratch, os.getpid())
             self._tmp = self._worker_tmp(name)
-            pol = sandbox.policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
+            pol = launch.worker_policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
                                  tmp=self._tmp or "/tmp", cwd=self.cwd, limits=self.limits, bytecode=self.bytecode,
                                  probes=self._targets.probes(self.cwd, self.secrets), userns=self.userns,
                                  generation=self.generation + 1, own_uid=self.own_uid)
@@ -315,9 +224,9 @@ class Client:
                 if self._tmp:
                     os.chown(self._tmp, pol.uid, pol.uid)
                 for path in (self.cwd, self._tmp or self.cwd):
-                    _reachable(path, pol.uid)
-            how = sandbox.launch(pol, bytecode=self.bytecode)
-        except (sandbox.Unavailable, OSError) as exc:
+                    targets.reachable(path, pol.uid)
+            how = launch.launch(pol, bytecode=self.bytecode)
+        except (Unavailable, OSError) as exc:
             self.unavailable = str(exc)
             raise IsolationUnavailable(self.unavailable) from None
         to_worker_r, to_worker_w = os.pipe()
@@ -398,32 +307,16 @@ class Client:
             if not self.reader.ready(HANDSHAKE_TIMEOUT_S):
                 raise codec.ProtocolError(f"no answer within {HANDSHAKE_TIMEOUT_S:g} s")
             answer = self.reader.frame(cap=1 << 20, timeout=HANDSHAKE_TIMEOUT_S)
-            report = answer["ok"]
-            fences = {f: report["fences"][f] is True for f in sandbox.FENCES}
-            probes, confined = dict(report["probes"]), dict(report["confined"])
+            assert self._targets is not None
+            self.info = targets.judge(pol, answer["ok"], self._targets)
         except (OSError, codec.ProtocolError, KeyError, TypeError, ValueError) as exc:
             self.kill()
             self.unavailable = f"the candidate worker ({pol.method}) did not start: {exc}{self._stderr_tail()}"
             raise IsolationUnavailable(self.unavailable) from None
-        assert self._targets is not None
-        reached = self._targets.reached()
-        if reached:  # the listener saw a connection: the network fence is open, whatever the probe said
-            fences["network"] = False
-            probes["listener"] = {"held": False, "detail": reached}
-        if pol.uid is not None and report.get("uid") == os.geteuid():
-            fences["processes"] = False
-        open_ = [f for f, claimed in pol.claims.items() if claimed and not fences[f]]
-        errors = [str(e) for e in confined.get("errors") or []]
-        if open_ or errors:
+        except Unavailable as exc:
             self.kill()
-            failed = "; ".join(f"{n}: {r.get('detail')}" for n, r in probes.items()
-                               if isinstance(r, dict) and not r.get("held"))
-            self.unavailable = (f"the {pol.method} sandbox claims the {', '.join(open_) or 'in-process'} fence(s), "
-                                f"but the worker found them open: {'; '.join(errors) or failed}")
-            raise IsolationUnavailable(self.unavailable)
-        self.info = {"level": pol.level, "method": pol.method, "fences": fences, "probes": probes,
-                     "uid": report.get("uid"), "landlock": confined.get("landlock"),
-                     "seccomp": bool(confined.get("seccomp")), "notes": list(confined.get("notes") or [])}
+            self.unavailable = str(exc)
+            raise IsolationUnavailable(self.unavailable) from None
 
     def close(self) -> None:
         """Kill the worker and remove what it was given: its temp dir and the probes' targets."""
@@ -452,7 +345,7 @@ class Client:
                 pass
             self.proc = None
         if self._uid is not None:  # everything it started, daemons and fork chains included (as root)
-            sandbox.kill_uid(self._uid)
+            reap.kill_uid(self._uid)
             self._uid = None
 
     def _forked(self) -> None:

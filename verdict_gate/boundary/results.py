@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import IO, Any
 
-from . import sandbox
+from .fence.policy import FENCES, LEVELS, METHODS, UNAVAILABLE, UNKNOWN
 
 START, RESULT, UNCOLLECTED, COLLECTED, END = "start", "result", "uncollected", "collected", "end"
 # What the plugin may report: ``crash`` when the candidate worker died under a property.
@@ -165,25 +165,25 @@ def well_formed(record: dict[str, Any]) -> bool:
 
 
 # What a property's isolation record may say about how it ran (runs.json's ``isolation``).
-ISOLATION_METHODS = (*(m for level in sandbox.LEVELS for m in sandbox.METHODS[level]), sandbox.UNAVAILABLE,
-                     sandbox.UNKNOWN)
+ISOLATION_METHODS = (*(m for level in LEVELS for m in METHODS[level]), UNAVAILABLE,
+                     UNKNOWN)
 MAX_WHY = 2000
 
 
 def isolation(raw: Any, asked: str) -> dict[str, Any]:
     """A result record's ``isolation``, reduced to what runs.json holds: the level, the method, each fence
-    of :data:`sandbox.FENCES` and each probe's outcome, the worker's uid and what Landlock and seccomp
-    enforced; ``method`` :data:`sandbox.UNKNOWN` at the ``asked`` level when the run was lost before it
+    of :data:`FENCES` and each probe's outcome, the worker's uid and what Landlock and seccomp
+    enforced; ``method`` :data:`UNKNOWN` at the ``asked`` level when the run was lost before it
     said (a timeout, a crash, a tampered stream)."""
     if not isinstance(raw, Mapping):
-        return {"level": asked, "method": sandbox.UNKNOWN, "fences": {}}
+        return {"level": asked, "method": UNKNOWN, "fences": {}}
     found = raw.get("fences")
     fences: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     method = raw.get("method")
     out: dict[str, Any] = {
-        "level": raw.get("level") if raw.get("level") in sandbox.LEVELS else asked,
-        "method": method if method in ISOLATION_METHODS else sandbox.UNKNOWN,
-        "fences": {f: fences[f] is True for f in sandbox.FENCES if f in fences},
+        "level": raw.get("level") if raw.get("level") in LEVELS else asked,
+        "method": method if method in ISOLATION_METHODS else UNKNOWN,
+        "fences": {f: fences[f] is True for f in FENCES if f in fences},
     }
     probes = raw.get("probes")
     if isinstance(probes, Mapping):

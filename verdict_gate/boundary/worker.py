@@ -11,7 +11,8 @@ from inside that callback. Both sides serve the other's requests while they wait
 the channel is re-entrant, as RPyC's symmetric references are; nesting is capped (:data:`MAX_DEPTH`).
 
 Before any candidate code runs it applies the in-process fences of the policy in its ``hello``
-(:func:`confine`: Landlock, seccomp), then tries each forbidden act the policy names (:func:`prove`:
+(:func:`.fence.apply.confine`: Landlock, seccomp), then tries each forbidden act the policy names
+(:func:`.fence.probe.prove`:
 connect to the gate's listeners, read its canaries, write outside its temp dir, signal and trace
 the oracle process) and reports what held in its first answer: candidate code, which has not run
 yet, cannot forge that answer. Everything after that is candidate-controlled, so the oracle trusts nothing
@@ -44,7 +45,9 @@ import warnings
 import weakref
 from typing import Any
 
-from . import codec, landlock, probe, seccomp, sources
+from . import codec, sources
+from .fence import apply, probe
+from .fence.policy import Policy
 
 MAX_HANDLES = 1_000_000
 MAX_TEXT = 16_384  # characters of a message or repr sent back
@@ -1264,66 +1267,6 @@ def _self_iters() -> frozenset[Any]:
 _SELF_ITER = _self_iters()
 
 
-def confine(policy: dict[str, Any]) -> dict[str, Any]:
-    """Apply the in-process fences of ``policy`` (:class:`sandbox.Policy`'s JSON) to this process, for
-    good, before any candidate code: a Landlock domain, then the seccomp filter (docs/design.md §8.2).
-
-    Returns:
-        ``{"landlock": what Landlock enforced or None, "seccomp": bool, "errors": [why a fence is missing]}``;
-        a ``required`` fence that could not be applied is an error (the oracle then refuses the worker),
-        a ``best-effort`` one (inside bubblewrap, which fences by namespaces) only a note.
-    """
-    out: dict[str, Any] = {"landlock": None, "seccomp": False, "errors": [], "notes": []}
-    if policy.get("landlock"):
-        try:
-            out["landlock"] = landlock.restrict([str(p) for p in policy.get("read", [])],
-                                                [str(p) for p in policy.get("write", [])])
-        except landlock.Unavailable as exc:
-            out["errors" if policy["landlock"] == "required" else "notes"].append(str(exc))
-    if policy.get("seccomp"):
-        try:
-            deny = (*seccomp.DENIED, *seccomp.METADATA) if policy.get("metadata") else seccomp.DENIED
-            seccomp.install(seccomp.Policy(deny=deny))
-            out["seccomp"] = True
-        except seccomp.Unavailable as exc:
-            out["errors" if policy["seccomp"] == "required" else "notes"].append(str(exc))
-    return out
-
-
-def prove(policy: dict[str, Any]) -> dict[str, Any]:
-    """Try each forbidden act the policy names (:mod:`.probe`) and check the rlimits: which fences hold,
-    checked before any candidate code runs, so no candidate code can forge the answer.
-
-    Returns:
-        ``{"fences": {fence: held}, "probes": {label: {"held", "detail"}}, "uid": int, "rlimits": {…}}``;
-        a fence holds when it was tried and every probe that proves it (the policy's ``fences``) held.
-    """
-    import resource
-
-    results: dict[str, Any] = {}
-    kinds: dict[str, str] = {}
-    for label, (name, args) in (policy.get("probes") or {}).items():
-        kinds[label] = name
-        run = probe.PROBES.get(name)
-        try:  # a probe never raises; one that does proves nothing
-            results[label] = run(*args) if run is not None else {"held": False, "detail": f"no probe {name!r}"}
-        except Exception as exc:
-            results[label] = {"held": False, "detail": f"probe error: {type(exc).__name__}: {exc}"}
-    rlimits = {}
-    for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC"):
-        soft, _hard = resource.getrlimit(getattr(resource, name))
-        rlimits[name] = None if soft == resource.RLIM_INFINITY else soft
-    unset = [n for n in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CPU") if rlimits[n] is None]
-    results["limits"] = {"held": not unset, "detail": f"unset: {', '.join(unset)}" if unset else
-                         ", ".join(f"{k}={v}" for k, v in rlimits.items())}
-    kinds["limits"] = "limits"
-    fences = {}
-    for fence, names in (policy.get("fences") or {}).items():
-        mine = [label for label, kind in kinds.items() if kind in names]
-        fences[fence] = bool(mine) and all(results[label]["held"] for label in mine)
-    return {"fences": fences, "probes": results, "uid": os.getuid(), "rlimits": rlimits}
-
-
 def _spin_budget() -> float | None:
     """Seconds of polling this worker may spend: a quarter of its CPU time limit, so that polling
     never brings a worker near ``RLIMIT_CPU`` that its own work would not have."""
@@ -1346,9 +1289,9 @@ def main(argv: list[str]) -> int:
     spin = hello.get("spin_s")
     reader.poll(float(spin) if type(spin) in (int, float) else 0.0, _spin_budget())
     worker = Worker(reader, wfd)
-    policy = hello.get("policy") or {}
-    confined = confine(policy)
-    report = {**prove(policy), "confined": confined}
+    policy = Policy.from_json(hello.get("policy") or {})
+    confined = apply.confine(policy)
+    report = {**probe.prove(policy), "confined": confined}
     python_path = [str(p) for p in hello.get("python_path", [])]
     sources.source_only(python_path)  # never compiled code in place of a reviewed source
     at = sources.after_stdlib(sys.path)

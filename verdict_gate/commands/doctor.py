@@ -26,15 +26,18 @@ def add_parser(sub: Any) -> None:
 def examine(level: str) -> dict[str, Any]:
     """Start a worker at ``level`` in a fresh work directory (a one-module candidate tree) and return what
     it proved: ``{"available": True, "method", "fences", "probes", ...}`` or ``{"available": False, "why"}``."""
-    from verdict_gate.boundary import proxy, sandbox
+    from verdict_gate.boundary import proxy
+    from verdict_gate.boundary.fence import host
+    from verdict_gate.boundary.fence.errors import Unavailable
+    from verdict_gate.boundary.fence.policy import FENCES
     from verdict_gate.host import workdir
 
     try:
-        method = sandbox.method(level)
-    except sandbox.Unavailable as exc:
+        method = host.method(level)
+    except Unavailable as exc:
         return {"available": False, "why": str(exc)}
     if level == "none":
-        return {"available": True, "method": method, "fences": {f: False for f in sandbox.FENCES}}
+        return {"available": True, "method": method, "fences": {f: False for f in FENCES}}
     with workdir.scratch_dir() as scratch:
         tree = scratch / "tree"
         (tree / "src").mkdir(parents=True)
@@ -74,10 +77,11 @@ def render(host: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verdict_gate.boundary import sandbox
+    from verdict_gate.boundary.fence.host import describe_host
+    from verdict_gate.boundary.fence.policy import LEVELS
     from verdict_gate.core.errors import EXIT_INCOMPLETE, EXIT_PROMOTED
 
-    host = sandbox.describe_host()
-    host["levels"] = {level: examine(level) for level in sandbox.LEVELS}
+    host = describe_host()
+    host["levels"] = {level: examine(level) for level in LEVELS}
     sys.stdout.write(json.dumps(host, indent=2, sort_keys=True) + "\n" if args.format == "json" else render(host))
     return EXIT_PROMOTED if host["levels"]["sandbox"]["available"] else EXIT_INCOMPLETE

@@ -41,7 +41,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verdict_gate.boundary import sandbox
+from verdict_gate.boundary.fence.policy import UID_BASE, UID_SPAN
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import git
@@ -54,8 +54,8 @@ NOBODY = 65534  # the uid a bubblewrap worker runs as in its user namespace
 
 def _worker_owned(uid: int) -> bool:
     """Whether ``uid`` (a file's owner or group) is one a candidate worker runs as: ``nobody`` under
-    bubblewrap, or a worker's own uid of the ``landlock`` method (:data:`sandbox.UID_BASE` onwards)."""
-    return uid == NOBODY or sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SPAN
+    bubblewrap, or a worker's own uid of the ``landlock`` method (:data:`.fence.policy.UID_BASE` onwards)."""
+    return uid == NOBODY or UID_BASE <= uid < UID_BASE + UID_SPAN
 REGULAR = ("100644", "100755")
 Blobs = Mapping[str, tuple[str, str]]  # path → (git mode, blob id)
 

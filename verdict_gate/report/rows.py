@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from verdict_gate.boundary.sandbox import FENCES
+from verdict_gate.boundary.fence.policy import FENCES
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import STOPPED, Example, Verdict
 from verdict_gate.report.text import printable

@@ -28,7 +28,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from verdict_gate import pack
-from verdict_gate.boundary import sandbox
+from verdict_gate.boundary.fence import host as isolation_host
+from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.core import diffsplit
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.digest import TREE_V1, Scan
@@ -346,8 +347,8 @@ def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: 
     slots = Slots(budget)
     for level in {prop.isolation for prop in oracle_pack.catalog.properties} - {"none"}:
         # Probed once per process, here: a probe's process started beside a run could be swept as a stray.
-        with contextlib.suppress(sandbox.Unavailable):
-            sandbox.method(level)
+        with contextlib.suppress(Unavailable):
+            isolation_host.method(level)
     stop_base, stop_candidate = threading.Event(), threading.Event()
     base_notices: list[str] = []
     base: dict[str, Any] = {}

@@ -33,7 +33,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from verdict_gate.boundary import results as stream
-from verdict_gate.boundary import sandbox
+from verdict_gate.boundary.fence import host as isolation_host
+from verdict_gate.boundary.fence import reap
+from verdict_gate.boundary.fence.errors import Unavailable
+from verdict_gate.boundary.fence.policy import LEVELS, METHODS, worker_uids
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import workdir
@@ -60,9 +63,9 @@ class Workspace:
         watch: fixture directories whose change after a property means it mutated them.
         scratch: a private directory for specs, results, logs and the bytecode cache.
         secrets: files the candidate worker must not read; its fence probe tries to (the repository's
-            ``.git/config``, a canary in ``$HOME``): see :mod:`verdict_gate.boundary.sandbox`.
+            ``.git/config``, a canary in ``$HOME``): see :mod:`verdict_gate.boundary.fence`.
         modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
-        limits: the catalog's ``limits`` for the worker (overrides of ``sandbox.DEFAULT_LIMITS``).
+        limits: the catalog's ``limits`` for the worker (overrides of ``fence.policy.DEFAULT_LIMITS``).
         named: ``module:qualname`` of the classes a property may name (the base revision's), or ``None``.
         hypothesis: whether the oracle process imports Hypothesis (and sets its profile) before any test
             module: a property of the catalog is a Hypothesis one, or a Python file of the pack names it.
@@ -90,7 +93,7 @@ def bytecode_cache(scratch: Path, level: str) -> Path:
     beside installed modules, so a fresh prefix per run would recompile pytest and Hypothesis every
     time (about 1 s here). Only oracle code (pytest, Hypothesis, what the tests import) is compiled into
     it: candidate code runs in the worker, which reads only the interpreter's part of it
-    (:func:`sandbox.bytecode_dirs`) and writes none; nothing under a work directory, the pack's
+    (:func:`.fence.paths.bytecode_dirs`) and writes none; nothing under a work directory, the pack's
     included, is written there (:func:`verdict_gate.host.workdir.scratch_dir`). A process at level
     ``none`` runs candidate code itself, so it gets a cache of its own in ``scratch``, thrown
     away with the run (candidate code must not plant bytecode a later run would load). Falls back
@@ -173,7 +176,7 @@ def isolation_groups(props: Sequence[Property]) -> list[tuple[str, list[Property
     groups: dict[str, list[Property]] = {}
     for prop in props:
         groups.setdefault(prop.isolation, []).append(prop)
-    return [(level, groups[level]) for level in sandbox.LEVELS if level in groups]
+    return [(level, groups[level]) for level in LEVELS if level in groups]
 
 
 @dataclass
@@ -274,7 +277,7 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     jobs = default_jobs() if jobs is None else max(1, jobs)
     stop = cancel if cancel is not None else threading.Event()
     (ws.scratch / "home").mkdir(parents=True, exist_ok=True)
-    sandbox.set_subreaper()  # a daemon the candidate double-forks becomes our child: killed below
+    reap.set_subreaper()  # a daemon the candidate double-forks becomes our child: killed below
     ini = ws.scratch / "pytest.ini"
     ini.write_text("[pytest]\n", encoding="utf-8")
     results: dict[str, dict[str, Any]] = {}
@@ -284,13 +287,13 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     for level, group in isolation_groups(props):
         if level != "none":
             try:
-                methods[level] = sandbox.method(level)
-                if methods[level] in sandbox.METHODS["sandbox"] and sandbox.own_uid_works():
+                methods[level] = isolation_host.method(level)
+                if methods[level] in METHODS["sandbox"] and isolation_host.own_uid_works():
                     # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
                     # its temp dir inside the gate's private work dirs (Landlock and the mounts, not file modes,
                     # fence the rest).
                     workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
-            except sandbox.Unavailable as exc:
+            except Unavailable as exc:
                 tally.report(progress, f"isolation {level} is unavailable here: {len(group)} propert"
                                        f"{'y' if len(group) == 1 else 'ies'} not run", len(group))
                 for prop in group:
@@ -393,9 +396,9 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
                     worker_cpu: int | None = None, method: str | None = None) -> dict[str, Any]:
     return {
         "level": level,
-        "method": method,  # chosen once per run (sandbox.method): the oracle process does not probe again
-        "userns": sandbox.bwrap_userns() if method == "bwrap" else None,
-        "own_uid": sandbox.own_uid_works() if method in sandbox.METHODS["sandbox"] else False,
+        "method": method,  # chosen once per run (fence.host.method): the oracle process does not probe again
+        "userns": isolation_host.bwrap_userns() if method == "bwrap" else None,
+        "own_uid": isolation_host.own_uid_works() if method in METHODS["sandbox"] else False,
         # See placement(): one CPU for both, or with CPUs to spare one each, polling.
         "cpu": cpu,
         "worker_cpu": worker_cpu,
@@ -486,10 +489,10 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         # with the gate a child subreaper, an orphan of this process is our child now.
         with _SWEEP_LOCK, _LIVE_LOCK:
             _LIVE.discard(proc.pid)
-            if method in sandbox.METHODS["sandbox"] and sandbox.own_uid_works():
-                for uid in sandbox.worker_uids(proc.pid):  # everything of its workers' uids (kill(-1) by uid)
-                    sandbox.kill_uid(uid)
-            sandbox.kill_descendants(keep=tuple(_LIVE))
+            if method in METHODS["sandbox"] and isolation_host.own_uid_works():
+                for uid in worker_uids(proc.pid):  # everything of its workers' uids (kill(-1) by uid)
+                    reap.kill_uid(uid)
+            reap.kill_descendants(keep=tuple(_LIVE))
 
 
 def _pidfd(pid: int) -> int | None:

@@ -1,9 +1,8 @@
 """Landlock for the candidate worker: file-system, TCP, signal and abstract-socket fences that need no
 namespaces and no privilege (docs: the kernel's ``Documentation/userspace-api/landlock.rst``).
 
-Standalone on purpose: standard library only, no import of ``verdict_gate`` or of a sibling, so the
-worker can load this file by path (``importlib.util.spec_from_file_location``, registered in
-``sys.modules`` or not) as well as import it as ``verdict_gate.boundary.landlock``.
+Part of the fence room (standard library only): the worker applies it to itself (:mod:`.apply`); it
+shares :class:`.errors.Unavailable` and :func:`.libc.libc` with the other fences.
 
 :func:`restrict` uses the best ABI the kernel has and what each ABI adds (``include/uapi/linux/landlock.h``):
 
@@ -44,6 +43,9 @@ import struct
 import sys
 from collections.abc import Sequence
 
+from .errors import Unavailable
+from .libc import libc as _libc
+
 # Syscall numbers: one numbering from 424 on, the same on x86_64 and aarch64.
 SYS_LANDLOCK_CREATE_RULESET = 444
 SYS_LANDLOCK_ADD_RULE = 445
@@ -73,16 +75,6 @@ SCOPE_SIGNAL = 1 << 1
 _RULESET = struct.Struct("=QQQ")
 # struct landlock_path_beneath_attr {u64 allowed_access; s32 parent_fd} __attribute__((packed))
 _PATH_BENEATH = struct.Struct("=Qi")
-
-
-class Unavailable(Exception):
-    """Landlock cannot be enforced here; ``str()`` names the cause and a fix."""
-
-
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return libc
 
 
 def _fail(step: str, err: int, fix: str) -> Unavailable:

@@ -1,8 +1,7 @@
 """A seccomp-bpf filter the candidate worker installs on itself: a fence that needs no namespaces.
 
-Standalone on purpose: standard library only, no import of ``verdict_gate`` or of a sibling, so the
-worker can load this file by path (``importlib.util.spec_from_file_location``, registered in
-``sys.modules`` or not: no dataclasses) as well as import it as ``verdict_gate.boundary.seccomp``.
+Part of the fence room (standard library only): the worker applies it to itself (:mod:`.apply`); it
+shares :class:`.errors.Unavailable` and :func:`.libc.libc` with the other fences.
 
 Implementation: a classic BPF program assembled here from small per-architecture syscall tables,
 loaded with ``seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ...)``. Why not a ctypes
@@ -62,6 +61,9 @@ import os
 import struct
 import sys
 from typing import NamedTuple
+
+from .errors import Unavailable
+from .libc import libc as _libc
 
 # (x86_64, aarch64) number of each syscall the program names; None where the ABI has none.
 # Sources: arch/x86/entry/syscalls/syscall_64.tbl and include/uapi/asm-generic/unistd.h (aarch64).
@@ -193,7 +195,7 @@ SELF_ONLY: dict[str, tuple[tuple[int, int], ...]] = {
 INSPECTED = ("clone", "socketpair", "ioctl", *SELF_ONLY)  # rules 5-8: decided by their arguments
 NOT_IMPLEMENTED = ("clone3",)  # rule 4: ENOSYS
 # Changing a file's mode, owner, times or extended attributes, path and descriptor forms alike: denied
-# (Policy.deny + METADATA) for a worker whose identity outside owns files it must leave alone - the
+# (Rules.deny + METADATA) for a worker whose identity outside owns files it must leave alone - the
 # gate's own uid (the landlock method as an ordinary user: ~/.ssh, the repository) or root (bubblewrap
 # as root, where the worker maps to root outside and owns /dev/null). Landlock has no right for them.
 METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
@@ -244,10 +246,6 @@ _RET_K = 0x06
 _INSN = struct.Struct("=HBBI")  # struct sock_filter {u16 code; u8 jt; u8 jf; u32 k}
 
 
-class Unavailable(Exception):
-    """The filter cannot be installed here; ``str()`` names the cause and a fix."""
-
-
 class Arch(NamedTuple):
     """One syscall ABI: ``audit`` is its ``AUDIT_ARCH_*``; ``x32`` whether numbers with
     ``__X32_SYSCALL_BIT`` reach it; ``column`` its column in the number table."""
@@ -268,7 +266,7 @@ ARCHES = {
 }
 
 
-class Policy(NamedTuple):
+class Rules(NamedTuple):
     """What the program refuses: ``deny`` with ``EPERM``, ``enosys`` with ``ENOSYS`` (names of
     :data:`NUMBERS`; a name the ABI lacks is skipped). The argument rules and the ABI checks are
     not optional."""
@@ -316,18 +314,18 @@ class _Assembler:
         return b"".join(out)
 
 
-def program(arch: str, policy: Policy | None = None) -> bytes:
+def program(arch: str, rules: Rules | None = None) -> bytes:
     """The filter for ABI ``arch`` (a key of :data:`ARCHES`) as ``struct sock_filter`` bytes, in the
     order of this module's docstring.
 
     Raises:
-        KeyError: an unknown ``arch`` or a policy name not in the table.
+        KeyError: an unknown ``arch`` or a rule naming a syscall not in the table.
     """
-    policy = policy or Policy()
+    rules = rules or Rules()
     spec = ARCHES[arch]
     nrs = spec.numbers()
-    unknown = [name for name in (*policy.deny, *policy.enosys) if name not in NUMBERS]
-    if unknown:  # a typo in a policy is an error, never a syscall silently allowed
+    unknown = [name for name in (*rules.deny, *rules.enosys) if name not in NUMBERS]
+    if unknown:  # a typo in the rules is an error, never a syscall silently allowed
         raise KeyError(f"seccomp: no syscall table entry for {unknown}")
     a = _Assembler()
     a.op(_LD_W_ABS, _ARCH)
@@ -338,10 +336,10 @@ def program(arch: str, policy: Policy | None = None) -> bytes:
     a.op(_JGT_K, LAST_NUMBER, "enosys", 0)
     for name in INSPECTED:
         a.op(_JEQ_K, nrs[name], name, 0)
-    for name in policy.enosys:
+    for name in rules.enosys:
         if name in nrs:
             a.op(_JEQ_K, nrs[name], "enosys", 0)
-    for name in policy.deny:
+    for name in rules.deny:
         if name in nrs:
             a.op(_JEQ_K, nrs[name], "eperm", 0)
     a.op(_RET_K, SECCOMP_RET_ALLOW)  # the fall-through; the argument rules below jump to "allow"
@@ -376,11 +374,11 @@ def program(arch: str, policy: Policy | None = None) -> bytes:
     return a.bytes()
 
 
-def describe(policy: Policy | None = None) -> dict[str, object]:
+def describe(rules: Rules | None = None) -> dict[str, object]:
     """What the filter refuses, as JSON-able evidence (names, not numbers)."""
-    policy = policy or Policy()
+    rules = rules or Rules()
     return {
-        "eperm": sorted(policy.deny), "enosys": sorted(policy.enosys), "enosys_above": LAST_NUMBER,
+        "eperm": sorted(rules.deny), "enosys": sorted(rules.enosys), "enosys_above": LAST_NUMBER,
         "clone": "EPERM with a CLONE_NEW* flag", "socketpair": "AF_UNIX stream or seqpacket only",
         "ioctl": "EPERM for TIOCSTI and TIOCLINUX", "foreign_abi": "kill process (other AUDIT_ARCH, x32)",
         "self_only": sorted(SELF_ONLY),
@@ -389,13 +387,6 @@ def describe(policy: Policy | None = None) -> dict[str, object]:
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]  # struct sock_fprog
-
-
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    libc.prctl.restype = ctypes.c_int
-    return libc
 
 
 def available() -> str:
@@ -448,7 +439,7 @@ def load(prog: bytes) -> None:
                           f"({os.strerror(err)}); fix: {fix}")
 
 
-def install(policy: Policy | None = None) -> None:
+def install(rules: Rules | None = None) -> None:
     """Set ``no_new_privs`` and install this ABI's filter on the whole process, for good.
 
     Call it after the worker's own imports and before any candidate code: from then on, every
@@ -463,4 +454,4 @@ def install(policy: Policy | None = None) -> None:
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise Unavailable(f"seccomp: prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}; fix: Linux 3.5 or newer")
-    load(program(arch, policy))
+    load(program(arch, rules))

@@ -1,8 +1,6 @@
 """Fences proven by trying: the worker calls these after confining itself and before any candidate
-code, and each attempts one forbidden act against a target the gate set up.
-
-Standalone on purpose: standard library only, no import of ``verdict_gate`` or of a sibling (the
-worker loads it by path, like :mod:`landlock` and :mod:`seccomp`).
+code (:func:`prove`), and each attempts one forbidden act against a target the oracle process set up
+(:mod:`.targets`, beside this module).
 
 Every probe returns ``{"held": bool, "detail": str}`` and never raises. ``held`` is true only when
 the act failed; ``detail`` names the step and the errno, so the evidence says *which* refusal held
@@ -21,7 +19,12 @@ import errno
 import os
 import socket
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .libc import libc
+
+if TYPE_CHECKING:
+    from .policy import Policy
 
 Result = dict[str, Any]  # {"held": bool, "detail": str}
 
@@ -166,33 +169,30 @@ def environ(pid: int) -> Result:
     return _result(False, f"read {path}: {size} bytes")
 
 
-def _ptrace(libc: ctypes.CDLL, request: int, pid: int) -> int:
-    return int(libc.ptrace(ctypes.c_long(request), ctypes.c_long(pid), None, None))
+def _ptrace(lib: ctypes.CDLL, request: int, pid: int) -> int:
+    return int(lib.ptrace(ctypes.c_long(request), ctypes.c_long(pid), None, None))
 
 
 def ptrace(pid: int) -> Result:
     """``PTRACE_SEIZE`` the oracle process (unlike ``PTRACE_ATTACH`` it does not stop the tracee);
     held when refused. Should it succeed, the tracee is interrupted, waited for and detached."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.ptrace.restype = ctypes.c_long
-    if _ptrace(libc, PTRACE_SEIZE, pid) != 0:
+    lib = libc()
+    if _ptrace(lib, PTRACE_SEIZE, pid) != 0:
         err = ctypes.get_errno()
         return _result(True, f"ptrace(SEIZE, {pid}): {errno.errorcode.get(err, err)} ({os.strerror(err)})")
     # PTRACE_DETACH needs a stopped tracee; if any step fails, our exit detaches it all the same.
-    if _ptrace(libc, PTRACE_INTERRUPT, pid) == 0:
+    if _ptrace(lib, PTRACE_INTERRUPT, pid) == 0:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, WALL)
-            _ptrace(libc, PTRACE_DETACH, pid)
+            _ptrace(lib, PTRACE_DETACH, pid)
     return _result(False, f"ptrace(SEIZE, {pid}): succeeded (detached)")
 
 
 def io_uring() -> Result:
     """``io_uring_setup(1, params)``: held on ``EPERM``/``EACCES`` (seccomp, or the
     ``kernel.io_uring_disabled`` sysctl) and ``ENOSYS``; any other failure reached io_uring's code."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
     params = ctypes.create_string_buffer(IO_URING_PARAMS_SIZE)
-    fd = libc.syscall(SYS_IO_URING_SETUP, 1, params)
+    fd = libc().syscall(SYS_IO_URING_SETUP, 1, params)
     if fd >= 0:
         os.close(fd)
         return _result(False, "io_uring_setup: succeeded")
@@ -227,3 +227,37 @@ def run_all(targets: dict[str, Sequence[Any]]) -> dict[str, Result]:
         except Exception as exc:  # a probe never raises: a broken one proves nothing
             results[name] = _result(False, f"probe error: {type(exc).__name__}: {exc}")
     return results
+
+
+def prove(policy: Policy) -> dict[str, Any]:
+    """Try each forbidden act ``policy`` names (its ``probes``) and check the rlimits: which fences hold,
+    checked before any candidate code runs, so no candidate code can forge the answer.
+
+    Returns:
+        ``{"fences": {fence: held}, "probes": {label: {"held", "detail"}}, "uid": int, "rlimits": {…}}``;
+        a fence holds when it was tried and every probe that proves it (:data:`.policy.FENCE_PROBES`) held.
+    """
+    import resource
+
+    results: dict[str, Any] = {}
+    kinds: dict[str, str] = {}
+    for label, (name, args) in policy.probes.items():
+        kinds[label] = name
+        run = PROBES.get(name)
+        try:  # a probe never raises; one that does proves nothing
+            results[label] = run(*args) if run is not None else {"held": False, "detail": f"no probe {name!r}"}
+        except Exception as exc:
+            results[label] = {"held": False, "detail": f"probe error: {type(exc).__name__}: {exc}"}
+    rlimits = {}
+    for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC"):
+        soft, _hard = resource.getrlimit(getattr(resource, name))
+        rlimits[name] = None if soft == resource.RLIM_INFINITY else soft
+    unset = [n for n in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CPU") if rlimits[n] is None]
+    results["limits"] = {"held": not unset, "detail": f"unset: {', '.join(unset)}" if unset else
+                         ", ".join(f"{k}={v}" for k, v in rlimits.items())}
+    kinds["limits"] = "limits"
+    fences = {}
+    for fence, names in policy.fences.items():
+        mine = [label for label, kind in kinds.items() if kind in names]
+        fences[fence] = bool(mine) and all(results[label]["held"] for label in mine)
+    return {"fences": fences, "probes": results, "uid": os.getuid(), "rlimits": rlimits}

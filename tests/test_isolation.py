@@ -25,6 +25,7 @@ from verdict_gate.boundary import codec, proxy
 from verdict_gate.boundary.fence import bwrap, child, host, launch, paths
 from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.boundary.fence.policy import FENCES, LEVELS, METHODS, Policy
+from verdict_gate.boundary.proxy import importer
 
 CANDIDATE = '''
 import collections, dataclasses, enum, os, sys
@@ -240,7 +241,7 @@ def test_exceptions_are_raised_again_as_builtin_or_mirrored_classes(ops: Any) ->
         ops.echo(1) / ops.echo(0)
     with pytest.raises(proxy.CandidateBaseException, match="SystemExit"):
         ops.leave()  # outside a test's call (collection, a fixture) pytest would stop on a SystemExit
-    proxy._client_of(ops).as_itself = True  # what the plugin sets while a test's function runs
+    importer._client_of(ops).as_itself = True  # what the plugin sets while a test's function runs
     with pytest.raises(SystemExit) as exit_info:
         ops.leave()  # as itself (pytest reports an uncaught one as the test's failure)
     assert exit_info.value.code == 0 and exit_info.value.__verdict_gate_origin__ == "candidate"
@@ -261,7 +262,7 @@ def test_an_oracle_function_crosses_by_reference(ops: Any) -> None:
 
 @pytest.mark.parametrize("attack", ["die", "garbage", "flood"])
 def test_a_worker_that_dies_or_sends_garbage_is_a_recorded_crash(ops: Any, attack: str) -> None:
-    client = proxy._client_of(ops)
+    client = importer._client_of(ops)
     with pytest.raises(proxy.WorkerCrashed):
         getattr(ops, attack)()
     assert client.failure  # recorded out of band: catching the exception cannot hide it
@@ -272,7 +273,7 @@ def test_a_worker_that_dies_or_sends_garbage_is_a_recorded_crash(ops: Any, attac
 
 
 def test_an_oversized_answer_is_a_crash_not_a_read(ops: Any) -> None:
-    client = proxy._client_of(ops)
+    client = importer._client_of(ops)
     with pytest.raises((proxy.WorkerCrashed, MemoryError)):
         ops.huge(codec.MAX_MESSAGE + 1)
     client.new_property()
@@ -281,7 +282,7 @@ def test_an_oversized_answer_is_a_crash_not_a_read(ops: Any) -> None:
 
 
 def test_stale_handles_after_a_restart_fail_closed(ops: Any) -> None:
-    client = proxy._client_of(ops)
+    client = importer._client_of(ops)
     box = ops.Box([1])
     with pytest.raises(proxy.WorkerCrashed):
         ops.die()

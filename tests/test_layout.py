@@ -7,10 +7,15 @@ written into the tree):
   ``exec``, and nothing of ``verdict_gate`` outside ``core/``;
 - ``boundary/`` is loaded by path inside the pytest process and the worker: standard library
   only, and nothing of ``verdict_gate`` outside itself (relative imports);
+- the boundary's two sides are a hub and its spokes: a spoke (a module of ``boundary/proxy/`` or
+  ``boundary/worker/`` other than the hub's) imports of the boundary only the protocol, the codec and its
+  package's errors, and the hub's names only for typing (``if TYPE_CHECKING:``), as RPyC's netref holds
+  its connection and never imports its protocol module;
 - ``pack/`` and ``host/`` never import ``run/`` (nor the commands, the action or the CLI);
 - ``report/`` renders: it never imports ``run/``, ``pack/``, ``github/`` or the commands;
 - ``verdict_gate_plugin.py`` imports nothing of ``verdict_gate``;
-- no import circles among the package's modules (imports inside functions count too).
+- no import circles among the package's modules (imports inside functions count too; imports for typing
+  only do not).
 """
 
 from __future__ import annotations
@@ -36,19 +41,48 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+def _typing_only(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): what it imports, nothing runs."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def import_nodes(tree: ast.AST, typing: bool = True) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every import statement of ``tree`` and whether it is for typing only (inside ``if TYPE_CHECKING:``);
+    with ``typing`` false, only those that run."""
+    found: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+    todo: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while todo:
+        node, typed = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append((node, typed))
+        for child in ast.iter_child_nodes(node):
+            child_typed = typed or (_typing_only(node) and child in node.body)  # type: ignore[attr-defined]
+            if typing or not child_typed:
+                todo.append((child, child_typed))
+    return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))
+
+
+def _base(node: ast.ImportFrom, package: str) -> str:
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join(anchor + ([base] if base else []))
+    return base
+
+
+def imports(source: str, module: str, is_package: bool = False, typing: bool = True) -> list[tuple[int, str]]:
     """``(line, imported module)`` for every import in ``source`` (of module ``module``), relative
-    imports resolved; ``from a import b`` yields ``a`` and ``a.b`` (``b`` may be a submodule)."""
+    imports resolved; ``from a import b`` yields ``a`` and ``a.b`` (``b`` may be a submodule). With ``typing``
+    false, not those inside ``if TYPE_CHECKING:``."""
     package = module if is_package else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node, _typed in import_nodes(ast.parse(source), typing):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
+        else:
+            base = _base(node, package)
             found.append((node.lineno, base))
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return found
@@ -127,6 +161,36 @@ def report_problems(source: str, where: str, module: str) -> list[str]:
     return [f"{where}:{line} imports {name}" for line, name in imports(source, module) if _under(name, edges)]
 
 
+# The hubs of the boundary's two sides (docs/design.md §10): every other module of these packages is a spoke.
+HUBS = {"verdict_gate.boundary.proxy": ("__init__", "client", "translate"),
+        "verdict_gate.boundary.worker": ("__init__", "main", "server", "values")}
+SPOKE_IMPORTS = ("verdict_gate.boundary.protocol", "verdict_gate.boundary.codec")  # and the package's errors
+
+
+def spoke_problems(source: str, where: str, module: str) -> list[str]:
+    """Why ``source`` (a spoke of ``HUBS``' packages) reaches past the protocol, the codec and its package's
+    errors (at runtime), or past them and the hub (for typing)."""
+    package = module.rpartition(".")[0]
+    runtime = (*SPOKE_IMPORTS, f"{package}.errors")
+    typing = (*runtime, *(f"{package}.{hub}" for hub in HUBS[package] if hub != "__init__"))
+    problems = []
+    for node, typed in import_nodes(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            wanted = [(alias.name, alias.name) for alias in node.names]
+        else:
+            base = _base(node, package)
+            wanted = [(base, f"{base}.{alias.name}") for alias in node.names]
+        for base, name in wanted:
+            if not _under(base, ["verdict_gate"]):
+                continue  # the standard library
+            allowed = typing if typed else runtime
+            if not (_under(base, allowed) or _under(name, allowed)):
+                problems.append(f"{where}:{node.lineno} imports {name}{' (for typing)' if typed else ''}: a spoke "
+                                "imports only the protocol, the codec and its package's errors (the hub's names "
+                                "only for typing)")
+    return problems
+
+
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every import circle of ``graph`` (module → the package modules it imports), as the modules of each
     strongly connected component of more than one module (Tarjan), sorted."""
@@ -168,15 +232,14 @@ def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for module, (text, is_package) in sources.items():
         wanted = set()
-        for node in ast.walk(ast.parse(text)):
+        package = module if is_package else module.rpartition(".")[0]
+        for node, _typed in import_nodes(ast.parse(text), typing=False):  # typing only: nothing runs
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = next(n for line, n in imports(ast.unparse(node), module, is_package))
+            else:
+                base = _base(node, package)
                 # `from a import b` imports the module a.b where there is one, else names of a
                 names = [f"{base}.{a.name}" if f"{base}.{a.name}" in sources else base for a in node.names]
-            else:
-                continue
             for name in names:
                 while name and name not in sources:  # a name inside a module: the module
                     name = name.rpartition(".")[0]
@@ -189,8 +252,18 @@ def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
 # --- the tree ----------------------------------------------------------------------------------
 
 
-def _files(room: str) -> list[Path]:
-    return sorted((PACKAGE / room).glob("*.py"))
+def _files(room: str, deep: bool = False) -> list[Path]:
+    return sorted((PACKAGE / room).rglob("*.py") if deep else (PACKAGE / room).glob("*.py"))
+
+
+def _spokes() -> list[Path]:
+    return [p for package in HUBS for p in _files(package.removeprefix("verdict_gate.").replace(".", "/"))
+            if p.stem not in HUBS[package]]
+
+
+def _sources() -> dict[str, tuple[str, bool]]:
+    return {module_name(p): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
+            for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -207,7 +280,12 @@ def _check(paths: list[Path], checker) -> list[str]:  # type: ignore[no-untyped-
 def test_the_rooms_exist() -> None:
     assert {p.stem for p in _files("core")} >= {"verdict", "signature", "digest", "diffsplit", "catalog", "ledger",
                                                  "promotion", "score"}
-    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "proxy", "worker", "sources", "load"}
+    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "protocol", "links", "names", "sources",
+                                                     "load"}
+    assert {p.stem for p in _files("boundary/proxy")} >= {"client", "translate", "handles", "records", "exceptions",
+                                                           "subclass", "callbacks", "importer", "textguard",
+                                                           "doctests", "errors"}
+    assert {p.stem for p in _files("boundary/worker")} >= {"main", "server", "values", "refs"}
     assert {p.stem for p in _files("boundary/fence")} >= {"policy", "host", "launch", "bwrap", "apply", "probe",
                                                            "targets", "landlock", "seccomp", "reap", "errors"}
     assert {p.stem for p in _files("host")} >= {"git", "checkout", "fixtures", "hashing", "forks", "workdir"}
@@ -220,7 +298,7 @@ def test_core_only_decides(path: Path) -> None:
     assert not problems, "the core must stay pure:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", _files("boundary"), ids=_ids(_files("boundary")))
+@pytest.mark.parametrize("path", _files("boundary", deep=True), ids=_ids(_files("boundary", deep=True)))
 def test_boundary_is_standard_library_only(path: Path) -> None:
     problems = boundary_problems(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), module_name(path),
                                  path.name == "__init__.py")
@@ -241,10 +319,14 @@ def test_the_plugin_imports_nothing_of_the_package() -> None:
     assert [n for _, n in imports(source, "verdict_gate_plugin") if n.split(".")[0] == "verdict_gate"] == []
 
 
+@pytest.mark.parametrize("path", _spokes(), ids=_ids(_spokes()))
+def test_a_spoke_imports_only_the_protocol_the_codec_and_the_errors(path: Path) -> None:
+    problems = spoke_problems(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), module_name(path))
+    assert not problems, "\n".join(problems)
+
+
 def test_no_import_circles() -> None:
-    sources = {module_name(p): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
-               for p in sorted(PACKAGE.rglob("*.py"))}
-    assert circles(import_graph(sources)) == []
+    assert circles(import_graph(_sources())) == []
 
 
 # --- each rule fails on a planted violation ------------------------------------------------------
@@ -308,6 +390,36 @@ def test_the_circle_rule_fails_on_a_planted_circle() -> None:
     assert circles(import_graph(sources)) == [["verdict_gate.run.pipeline", "verdict_gate.run.replay"]]
     del sources["verdict_gate.run.replay"]
     assert circles(import_graph(sources)) == []
+
+
+@pytest.mark.parametrize("source", [
+    "from . import handles\n",  # another spoke
+    "from .client import Client\n",  # the hub, at runtime
+    "from .. import links\n",  # the boundary beyond the protocol and the codec
+    "from ..fence import host\n",
+    "import verdict_gate.boundary.proxy.records\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .handles import Handle\n",  # typing: the hub only
+])
+def test_the_spoke_rule_fails_on_a_planted_violation(source: str) -> None:
+    assert spoke_problems(source, "boundary/proxy/_planted.py", "verdict_gate.boundary.proxy._planted"), source
+
+
+def test_the_spoke_rule_passes_the_protocol_the_codec_the_errors_and_the_hub_for_typing() -> None:
+    source = ("import sys\nfrom typing import TYPE_CHECKING\nfrom .. import codec\nfrom ..protocol import CALL\n"
+              "from .errors import named\nif TYPE_CHECKING:\n    from .client import Client\n")
+    assert spoke_problems(source, "boundary/proxy/_planted.py", "verdict_gate.boundary.proxy._planted") == []
+    assert spoke_problems("from .server import Worker\n", "boundary/worker/_planted.py",
+                          "verdict_gate.boundary.worker._planted")
+
+
+def test_a_typing_only_import_makes_no_circle() -> None:
+    sources = {"verdict_gate.boundary.proxy.client": ("from . import handles\n", False),
+               "verdict_gate.boundary.proxy.handles": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                       "    from .client import Client\n", False)}
+    assert circles(import_graph(sources)) == []
+    sources["verdict_gate.boundary.proxy.handles"] = ("from .client import Client\n", False)
+    assert circles(import_graph(sources)) == [["verdict_gate.boundary.proxy.client",
+                                                "verdict_gate.boundary.proxy.handles"]]
 
 
 def test_cli_only_parses_and_dispatches() -> None:

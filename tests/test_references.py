@@ -24,9 +24,11 @@ from typing import Any
 
 import pytest
 
-from verdict_gate.boundary import codec, proxy, textfence
+from verdict_gate.boundary import codec, proxy
 from verdict_gate.boundary.fence import host
 from verdict_gate.boundary.fence.errors import Unavailable
+from verdict_gate.boundary.proxy import client as hub
+from verdict_gate.boundary.proxy import doctests, handles, records, subclass, textguard
 
 CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
@@ -409,7 +411,7 @@ def client(tree: Path, tmp_path: Path, worker_bytecode: str) -> Any:
     client.oracle_roots = [str(Path(__file__).parent) + "/"]  # this file plays the pack
     client.start()
     client.as_itself = True  # what the plugin sets while a test's function runs
-    seed, setstate = proxy._follow_random(client)
+    seed, setstate = hub._follow_random(client)
     yield client
     random.seed, random.setstate = seed, setstate
     client.close()
@@ -657,7 +659,7 @@ def test_two_subclasses_in_one_file_are_each_built_from_their_own_statement(lib:
         def hook(self) -> str:
             return "mine"
 
-    class Mine2(lib.Base):  # the same file, parsed once (proxy._class_statements): its own statement
+    class Mine2(lib.Base):  # the same file, parsed once (subclass._class_statements): its own statement
         def hook(self) -> str:
             return "mine2"
 
@@ -674,17 +676,17 @@ SEGMENT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("source", SEGMENT_CASES + [Path(proxy.__file__).read_text(encoding="utf-8"),
+@pytest.mark.parametrize("source", SEGMENT_CASES + [Path(handles.__file__).read_text(encoding="utf-8"),
                                                     Path(__file__).read_text(encoding="utf-8")])
 def test_a_class_statement_s_text_is_what_ast_gives(source: str) -> None:
     import ast
 
-    classes, lines = proxy._class_statements("<test>", source)
+    classes, lines = subclass._class_statements("<test>", source)
     assert [n.lineno for n in classes] == [n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)]
     assert classes, "each case has a class statement"
     for node in classes:
-        assert proxy._segment(lines, node) == ast.get_source_segment(source, node, padded=True)
-    assert proxy._class_statements("<test>", source)[0] is classes  # parsed once per text
+        assert subclass._segment(lines, node) == ast.get_source_segment(source, node, padded=True)
+    assert subclass._class_statements("<test>", source)[0] is classes  # parsed once per text
 
 
 def test_records_compare_on_the_class_fields_and_every_field_the_oracle_gave(lib: Any) -> None:
@@ -789,7 +791,7 @@ def test_a_doctest_of_candidate_code_runs_in_the_worker_or_is_refused(client: pr
     for name in ("testmod", "testfile", "_load_testfile"):
         monkeypatch.setattr(doctest, name, getattr(doctest, name))
     monkeypatch.setattr(doctest.DocTestParser, "parse", doctest.DocTestParser.parse)
-    proxy._fence_doctest(client)
+    doctests.install(client)
     for target in (lib.Documented, lib.documented, lib.Documented()):
         with pytest.raises(proxy.NotCrossable, match="doctest"):
             doctest.run_docstring_examples(target, {})
@@ -832,12 +834,12 @@ def test_a_worker_that_floods_doctest_texts_makes_every_doctest_a_limit(client: 
         monkeypatch.setattr(doctest, name, getattr(doctest, name))
     monkeypatch.setattr(doctest.DocTestFinder, "find", doctest.DocTestFinder.find)
     monkeypatch.setattr(doctest.DocTestFinder, "_find", doctest.DocTestFinder._find)
-    monkeypatch.setattr(proxy, "MAX_DOC_TEXTS", 2)
-    proxy._fence_doctest(client)
+    monkeypatch.setattr(textguard, "MAX_DOC_TEXTS", 2)
+    doctests.install(client)
     assert doctest.DocTestParser().get_examples(">>> 1 + 1\n2\n")  # the oracle's own text: parsed
     for n in range(2):
         assert lib.doc_text(n) == f">>> {n}\n{n}\n"
-    assert lib.doc_text(0) and not client.doc_texts_full  # a text already kept is not kept twice
+    assert lib.doc_text(0) and not client.texts.doc_texts_full  # a text already kept is not kept twice
     lib.doc_text(2)
     with pytest.raises(proxy.NotCrossable, match="more than 2 texts"):
         doctest.DocTestParser().get_examples(">>> 1 + 1\n2\n")
@@ -845,11 +847,11 @@ def test_a_worker_that_floods_doctest_texts_makes_every_doctest_a_limit(client: 
 
 @pytest.fixture
 def text_fence(client: proxy.Client) -> Iterator[proxy.Client]:
-    """``client`` with textfence installed in this process, undone after the test."""
+    """``client`` with textguard installed in this process, undone after the test."""
     import builtins
     import pickle
 
-    originals = textfence.install(client)
+    originals = textguard.install(client)
     try:
         yield client
     finally:
@@ -891,8 +893,8 @@ def test_the_oracles_own_eval_exec_and_compile_behave_as_the_builtins(text_fence
     namespace: dict[str, Any] = {}
     exec("def f(x: Undefined): return x", namespace)  # this file has `from __future__ import annotations`
     assert namespace["f"].__annotations__ == {"x": "Undefined"}
-    assert compile("y = 1", "<t>", "exec", dont_inherit=True).co_flags & textfence.FUTURE_FLAGS == 0
-    assert compile("1", "<t>", "eval").co_flags & textfence.FUTURE_FLAGS != 0
+    assert compile("y = 1", "<t>", "exec", dont_inherit=True).co_flags & textguard.FUTURE_FLAGS == 0
+    assert compile("1", "<t>", "eval").co_flags & textguard.FUTURE_FLAGS != 0
     assert eval(compile("local", "<t>", "eval")) == 40
     assert not text_fence.boundary
 
@@ -935,11 +937,11 @@ def test_pickle_loads_of_candidate_bytes_unpickles_in_the_worker(text_fence: pro
 def test_a_worker_that_floods_texts_makes_every_text_the_candidates(text_fence: proxy.Client, lib: Any,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # Past the cap a text could not be told from the oracle's own: every eval of a string is refused.
-    monkeypatch.setattr(proxy, "MAX_TEXTS", len(text_fence.texts) + 2)
+    monkeypatch.setattr(textguard, "MAX_TEXTS", len(text_fence.texts.seen) + 2)
     assert eval("1 + 1 + 1") == 3
     lib.doc_text(7)
     lib.doc_text(8)
-    assert not text_fence.texts_full and lib.doc_text(7)  # a text kept once
+    assert not text_fence.texts.full and lib.doc_text(7)  # a text kept once
     lib.doc_text(9)
     assert eval("1 + 1") == 2  # under six characters: no code worth running, never counted
     with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):
@@ -955,8 +957,8 @@ def test_a_record_whose_names_are_no_python_names_is_a_crash(name: str, fields: 
     # The standard library writes a dataclass's __init__ and __repr__ as source from its field names and runs
     # it in the oracle: a name that is not an identifier never reaches it.
     with pytest.raises(codec.ProtocolError):
-        proxy._check_record_names(name, fields)
-    proxy._check_record_names("Money", ["cents", "currency", "_note", "über"])
+        records._check_record_names(name, fields)
+    records._check_record_names("Money", ["cents", "currency", "_note", "über"])
 
 
 def test_a_candidate_class_is_an_instance_of_its_metaclass_not_of_itself(lib: Any) -> None:

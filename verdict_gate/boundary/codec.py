@@ -345,25 +345,13 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
         return _float(v)
     if budget.links and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget.links \
             and (depth or budget.top):
-        if budget.unfolding == id(v):
-            budget.unfolding = None  # the fresh link itself: its items follow
-        elif budget.fresh and id(v) in budget.fresh:
-            budget.fresh.discard(id(v))
-            if budget.shared is not None:
-                budget.shared.discard(id(v))  # a later occurrence is the link, never a label
-            budget.unfolding = id(v)
-            return {"lk": [budget.links[id(v)], _enc(v, fb, rec, depth, budget)]}
-        else:
-            return {"lk": budget.links[id(v)]}
+        linked = _as_link(v, fb, rec, depth, budget)
+        if linked is not _ITEMS:
+            return linked
     if budget.shared is not None:
-        if budget.opening == id(v):
-            budget.opening = None  # the labelled object itself: its items follow
-        elif id(v) in budget.labels:
-            return {"@": budget.labels[id(v)]}  # the same object again (or the one being encoded: a cycle)
-        elif id(v) in budget.shared:
-            label = budget.labels[id(v)] = len(budget.labels)
-            budget.opening = id(v)
-            return {"=": [label, _enc(v, fb, rec, depth, budget)]}
+        labelled = _as_label(v, fb, rec, depth, budget)
+        if labelled is not _ITEMS:
+            return labelled
     d = depth + 1
     if t is list:
         return [_enc(x, fb, rec, d, budget) for x in v]
@@ -371,51 +359,11 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
         return {"t": [_enc(x, fb, rec, d, budget) for x in v]}
     if t is dict:
         return {"d": [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]}
-    if t is set or t is frozenset:
-        return {"s" if t is set else "fs": [_enc(x, fb, rec, d, budget) for x in v]}
-    if t is bytes or t is bytearray:
-        return {"b" if t is bytes else "ba": base64.b64encode(v).decode("ascii")}
-    if t is complex:
-        return {"c": [_float(v.real), _float(v.imag)]}
-    if t is decimal.Decimal:
-        return {"D": str(v)}
-    if t is fractions.Fraction:
-        return {"Q": [_enc(v.numerator, fb, rec, d, budget), _enc(v.denominator, fb, rec, d, budget)]}
-    if t is _dt.datetime:
-        return {"dt": v.isoformat()}
-    if t is _dt.date:
-        return {"da": v.isoformat()}
-    if t is _dt.time:
-        return {"ti": v.isoformat()}
-    if t is _dt.timedelta:
-        return {"td": [v.days, v.seconds, v.microseconds]}
-    if t is uuid.UUID:
-        return {"u": v.hex}
-    if t is pathlib.PurePosixPath:
-        return {"p": str(v)}
-    if t is pathlib.PosixPath:
-        return {"P": str(v)}
-    if t is range:
-        return {"rg": [v.start, v.stop, v.step]}
-    if t is slice:
-        return {"sl": [_enc(v.start, fb, rec, d, budget), _enc(v.stop, fb, rec, d, budget),
-                       _enc(v.step, fb, rec, d, budget)]}
-    if v is Ellipsis:
-        return {"E": None}
-    if v is NotImplemented:  # an operator's "I cannot answer": the other side then tries the reflected one
-        return {"NI": None}
-    if t is collections.OrderedDict or t is collections.Counter:
-        return {"od" if t is collections.OrderedDict else "ct":
-                [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]}
-    if t is collections.defaultdict:
-        factory = v.default_factory
-        return {"dd": [None if factory is None else _enc(factory, fb, rec, d, budget),
-                       [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]]}
-    if t is collections.deque:
-        return {"dq": [[_enc(x, fb, rec, d, budget) for x in v], v.maxlen]}
-    if t is types.SimpleNamespace or (t.__name__ == "Namespace" and t.__module__ == "argparse"):
-        return {"ns" if t is types.SimpleNamespace else "ans":
-                [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in vars(v).items()]}
+    encoder = _ENCODER_OF.get(id(t))  # by identity: a metaclass's own __hash__ or __eq__ never runs
+    if encoder is not None:
+        return encoder(v, fb, rec, d, budget)
+    if t.__name__ == "Namespace" and t.__module__ == "argparse":
+        return {"ans": [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in vars(v).items()]}
     if t.__name__ == "Signature" and t.__module__ == "inspect" and t is _inspect_type("Signature"):
         return {"sg": [[[p.name, int(p.kind), _maybe(p.default, p.empty, fb, rec, d, budget),
                          _maybe(p.annotation, p.empty, fb, rec, d, budget)] for p in v.parameters.values()],
@@ -425,6 +373,89 @@ def _enc(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, bud
         if got is not None:
             return got
     return fb(v)
+
+
+_ITEMS = object()  # what :func:`_as_link` and :func:`_as_label` say when the value's own items are encoded next
+
+
+def _as_link(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, budget: _Budget) -> Any:
+    """A linked container (``v``, in ``budget.links``): its link id, or the first time the other side gets it,
+    its id and state; :data:`_ITEMS` when it is that state being encoded now."""
+    if budget.unfolding == id(v):
+        budget.unfolding = None  # the fresh link itself: its items follow
+        return _ITEMS
+    if budget.fresh and id(v) in budget.fresh:
+        budget.fresh.discard(id(v))
+        if budget.shared is not None:
+            budget.shared.discard(id(v))  # a later occurrence is the link, never a label
+        budget.unfolding = id(v)
+        return {"lk": [budget.links[id(v)], _enc(v, fb, rec, depth, budget)]}  # type: ignore[index]
+    return {"lk": budget.links[id(v)]}  # type: ignore[index]
+
+
+def _as_label(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, depth: int, budget: _Budget) -> Any:
+    """``v`` where containers occur more than once in the value: a reference to its label when it was encoded
+    already (or is being encoded: a cycle), labelled the first time; :data:`_ITEMS` when its items are encoded
+    next (or it occurs once)."""
+    assert budget.shared is not None
+    if budget.opening == id(v):
+        budget.opening = None  # the labelled object itself: its items follow
+        return _ITEMS
+    if id(v) in budget.labels:
+        return {"@": budget.labels[id(v)]}  # the same object again (or the one being encoded: a cycle)
+    if id(v) in budget.shared:
+        label = budget.labels[id(v)] = len(budget.labels)
+        budget.opening = id(v)
+        return {"=": [label, _enc(v, fb, rec, depth, budget)]}
+    return _ITEMS
+
+
+def _pairs(tag: str) -> Callable[..., Any]:
+    def encode(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, d: int, budget: _Budget) -> Any:
+        return {tag: [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]}
+
+    return encode
+
+
+def _items(tag: str) -> Callable[..., Any]:
+    def encode(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, d: int, budget: _Budget) -> Any:
+        return {tag: [_enc(x, fb, rec, d, budget) for x in v]}
+
+    return encode
+
+
+def _defaultdict(v: Any, fb: Fallback, rec: Callable[[Any], Any] | None, d: int, budget: _Budget) -> Any:
+    factory = v.default_factory
+    return {"dd": [None if factory is None else _enc(factory, fb, rec, d, budget),
+                   [[_enc(k, fb, rec, d, budget), _enc(x, fb, rec, d, budget)] for k, x in v.items()]]}
+
+
+# Every other exact type carried by value (besides the scalars, list, tuple and dict), and its tag.
+_ENCODERS: dict[type, Callable[..., Any]] = {
+    set: _items("s"), frozenset: _items("fs"),
+    bytes: lambda v, *_: {"b": base64.b64encode(v).decode("ascii")},
+    bytearray: lambda v, *_: {"ba": base64.b64encode(v).decode("ascii")},
+    complex: lambda v, *_: {"c": [_float(v.real), _float(v.imag)]},
+    decimal.Decimal: lambda v, *_: {"D": str(v)},
+    fractions.Fraction: lambda v, fb, rec, d, budget: {"Q": [_enc(v.numerator, fb, rec, d, budget),
+                                                             _enc(v.denominator, fb, rec, d, budget)]},
+    _dt.datetime: lambda v, *_: {"dt": v.isoformat()}, _dt.date: lambda v, *_: {"da": v.isoformat()},
+    _dt.time: lambda v, *_: {"ti": v.isoformat()},
+    _dt.timedelta: lambda v, *_: {"td": [v.days, v.seconds, v.microseconds]},
+    uuid.UUID: lambda v, *_: {"u": v.hex},
+    pathlib.PurePosixPath: lambda v, *_: {"p": str(v)}, pathlib.PosixPath: lambda v, *_: {"P": str(v)},
+    range: lambda v, *_: {"rg": [v.start, v.stop, v.step]},
+    slice: lambda v, fb, rec, d, budget: {"sl": [_enc(v.start, fb, rec, d, budget), _enc(v.stop, fb, rec, d, budget),
+                                                 _enc(v.step, fb, rec, d, budget)]},
+    type(Ellipsis): lambda v, *_: {"E": None},
+    # an operator's "I cannot answer": the other side then tries the reflected one
+    type(NotImplemented): lambda v, *_: {"NI": None},
+    collections.OrderedDict: _pairs("od"), collections.Counter: _pairs("ct"),
+    collections.defaultdict: _defaultdict,
+    collections.deque: lambda v, fb, rec, d, budget: {"dq": [[_enc(x, fb, rec, d, budget) for x in v], v.maxlen]},
+    types.SimpleNamespace: lambda v, fb, rec, d, budget: _pairs("ns")(vars(v), fb, rec, d, budget),
+}
+_ENCODER_OF = {id(t): encoder for t, encoder in _ENCODERS.items()}
 
 
 def _inspect_type(name: str) -> Any:
@@ -524,74 +555,75 @@ def _dec(x: Any, make: Make, labels: dict[int, Any]) -> Any:
         if found is None or found is _UNFINISHED:
             raise ProtocolError("a reference to a value not yet (or never) sent")
         return found
-    try:
-        if tag == "t":
-            return tuple(_dec(i, make, labels) for i in p)
-        if tag == "d":
-            return {_dec(k, make, labels): _dec(v, make, labels) for k, v in p}
-        if tag == "s":
-            return {_dec(i, make, labels) for i in p}
-        if tag == "fs":
-            return frozenset(_dec(i, make, labels) for i in p)
-        if tag == "b":
-            return base64.b64decode(_str(p), validate=True)
-        if tag == "ba":
-            return bytearray(base64.b64decode(_str(p), validate=True))
-        if tag == "F":
-            return _special_float(x)
-        if tag == "I":
-            return int(_str(p), 16)
-        if tag == "c":
-            return complex(_special_float(p[0]), _special_float(p[1]))
-        if tag == "D":
-            return decimal.Decimal(_str(p))
-        if tag == "Q":
-            return fractions.Fraction(_dec(p[0], make, labels), _dec(p[1], make, labels))
-        if tag == "dt":
-            return _dt.datetime.fromisoformat(_str(p))
-        if tag == "da":
-            return _dt.date.fromisoformat(_str(p))
-        if tag == "ti":
-            return _dt.time.fromisoformat(_str(p))
-        if tag == "td":
-            return _dt.timedelta(days=p[0], seconds=p[1], microseconds=p[2])
-        if tag == "u":
-            return uuid.UUID(hex=_str(p))
-        if tag == "p":
-            return pathlib.PurePosixPath(_str(p))
-        if tag == "P":
-            return pathlib.Path(_str(p))
-        if tag == "rg":
-            return range(*(_int(i) for i in p))
-        if tag == "sl":
-            return slice(*(_dec(i, make, labels) for i in p))
-        if tag == "E" and p is None:
-            return Ellipsis
-        if tag == "NI" and p is None:
-            return NotImplemented
-        if tag == "od":
-            return collections.OrderedDict((_dec(k, make, labels), _dec(v, make, labels)) for k, v in p)
-        if tag == "ct":
-            return collections.Counter({_dec(k, make, labels): _dec(v, make, labels) for k, v in p})
-        if tag == "dd":
-            return collections.defaultdict(None if p[0] is None else _dec(p[0], make, labels),
-                                           ((_dec(k, make, labels), _dec(v, make, labels)) for k, v in p[1]))
-        if tag == "dq":
-            return collections.deque((_dec(i, make, labels) for i in p[0]), None if p[1] is None else _int(p[1]))
-        if tag == "ns" or tag == "ans":
-            import argparse
-
-            cls = types.SimpleNamespace if tag == "ns" else argparse.Namespace
-            return cls(**{_str(_dec(k, make, labels)): _dec(v, make, labels) for k, v in p})
-        if tag == "sg":
-            return _signature(p, make, labels)
-    except ProtocolError:
-        raise
-    except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
-        raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
+    decoder = _DECODERS.get(tag)
+    if decoder is not None:
+        try:
+            return decoder(p, make, labels)
+        except ProtocolError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, decimal.DecimalException, ArithmeticError) as exc:
+            raise ProtocolError(f"a malformed {tag!r} value ({type(exc).__name__})") from None
     if tag in ("r", "en", "x", "xv", "h", "mod", "o", "lk", "bv"):
         return make(tag, p)
     raise ProtocolError(f"an unknown tag {tag[:20]!r}")
+
+
+def _pairs_of(p: Any, make: Make, labels: dict[int, Any]) -> Any:
+    return ((_dec(k, make, labels), _dec(v, make, labels)) for k, v in p)
+
+
+def _only_none(tag: str, value: Any) -> Callable[[Any, Make, dict[int, Any]], Any]:
+    def decode(p: Any, make: Make, labels: dict[int, Any]) -> Any:
+        if p is not None:
+            raise ProtocolError(f"an unknown tag {tag[:20]!r}")
+        return value
+
+    return decode
+
+
+def _namespace(tag: str) -> Callable[[Any, Make, dict[int, Any]], Any]:
+    def decode(p: Any, make: Make, labels: dict[int, Any]) -> Any:
+        import argparse
+
+        cls = types.SimpleNamespace if tag == "ns" else argparse.Namespace
+        return cls(**{_str(_dec(k, make, labels)): _dec(v, make, labels) for k, v in p})
+
+    return decode
+
+
+# The tags of the values carried by value (besides lists and the scalars), each with its decoder; a malformed
+# payload (a TypeError, a ValueError …) is a ProtocolError naming the tag.
+_DECODERS: dict[str, Callable[[Any, Make, dict[int, Any]], Any]] = {
+    "t": lambda p, make, labels: tuple(_dec(i, make, labels) for i in p),
+    "d": lambda p, make, labels: dict(_pairs_of(p, make, labels)),
+    "s": lambda p, make, labels: {_dec(i, make, labels) for i in p},
+    "fs": lambda p, make, labels: frozenset(_dec(i, make, labels) for i in p),
+    "b": lambda p, make, labels: base64.b64decode(_str(p), validate=True),
+    "ba": lambda p, make, labels: bytearray(base64.b64decode(_str(p), validate=True)),
+    "F": lambda p, make, labels: _special_float({"F": p}),
+    "I": lambda p, make, labels: int(_str(p), 16),
+    "c": lambda p, make, labels: complex(_special_float(p[0]), _special_float(p[1])),
+    "D": lambda p, make, labels: decimal.Decimal(_str(p)),
+    "Q": lambda p, make, labels: fractions.Fraction(_dec(p[0], make, labels), _dec(p[1], make, labels)),
+    "dt": lambda p, make, labels: _dt.datetime.fromisoformat(_str(p)),
+    "da": lambda p, make, labels: _dt.date.fromisoformat(_str(p)),
+    "ti": lambda p, make, labels: _dt.time.fromisoformat(_str(p)),
+    "td": lambda p, make, labels: _dt.timedelta(days=p[0], seconds=p[1], microseconds=p[2]),
+    "u": lambda p, make, labels: uuid.UUID(hex=_str(p)),
+    "p": lambda p, make, labels: pathlib.PurePosixPath(_str(p)),
+    "P": lambda p, make, labels: pathlib.Path(_str(p)),
+    "rg": lambda p, make, labels: range(*(_int(i) for i in p)),
+    "sl": lambda p, make, labels: slice(*(_dec(i, make, labels) for i in p)),
+    "E": _only_none("E", Ellipsis), "NI": _only_none("NI", NotImplemented),
+    "od": lambda p, make, labels: collections.OrderedDict(_pairs_of(p, make, labels)),
+    "ct": lambda p, make, labels: collections.Counter(dict(_pairs_of(p, make, labels))),
+    "dd": lambda p, make, labels: collections.defaultdict(None if p[0] is None else _dec(p[0], make, labels),
+                                                          _pairs_of(p[1], make, labels)),
+    "dq": lambda p, make, labels: collections.deque((_dec(i, make, labels) for i in p[0]),
+                                                    None if p[1] is None else _int(p[1])),
+    "ns": _namespace("ns"), "ans": _namespace("ans"),
+    "sg": lambda p, make, labels: _signature(p, make, labels),
+}
 
 
 def _signature(p: Any, make: Make, labels: dict[int, Any]) -> Any:

@@ -36,10 +36,10 @@ def package(directory: str = HERE) -> ModuleType:
 
 
 def module(name: str, directory: str = HERE) -> ModuleType:
-    """One module of the boundary package (``"proxy"``, ``"results"`` …), loaded by path."""
+    """One module of the boundary package (``"oracle"``, ``"results"``, ``"worker.main"`` …), loaded by path."""
     package(directory)
     return importlib.import_module(f"{PACKAGE}.{name}")
 
 
 if __name__ == "__main__":
-    sys.exit(module("worker").main(sys.argv))
+    sys.exit(module("worker.main").main(sys.argv))

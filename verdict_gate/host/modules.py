@@ -22,7 +22,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from verdict_gate.boundary.proxy import pack_module_names, provided_names
+from verdict_gate.boundary.names import pack_module_names, provided_names
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.classes import walk_statements
 from verdict_gate.core.errors import GateError

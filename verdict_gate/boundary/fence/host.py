@@ -30,8 +30,6 @@ def _run(cmd: Sequence[str], **kwargs: Any) -> str:
     return lines[-1] if lines else f"exit {proc.returncode}"
 
 
-
-
 def _bwrap_works(bwrap: str, userns: bool) -> str:
     key = f"bwrap:{bwrap}:{userns}"
     if key not in _PROBED:
@@ -113,7 +111,6 @@ def bwrap_userns() -> bool:
     processes in the run spec, which then start workers without probing again."""
     bwrap = bubblewrap.bwrap_path()
     return bool(bwrap) and not _bwrap_works(bwrap, True)
-
 
 
 def describe_host() -> dict[str, Any]:

@@ -105,8 +105,6 @@ def reachable(path: str, uid: int) -> None:
                 f"or chmod o+x {directory})")
 
 
-
-
 def judge(policy: Policy, report: Mapping[str, Any], targets: Targets) -> dict[str, Any]:
     """The isolation record of a worker started by ``policy``, from its first answer ``report`` (the fences,
     probes and uid it found, what it confined itself with) and what reached ``targets`` since.

@@ -1,0 +1,525 @@
+"""Callbacks: what the worker may do with an oracle object it holds by reference (docs/design.md §8.1,
+"Callbacks"): its protocol and nothing else, each verb of :data:`..protocol.VERBS` answered by its handler
+in :data:`HANDLERS`; and which oracle iterators the worker may read ahead (below, "Batching").
+
+A spoke of the oracle side: :class:`Callbacks` holds the client it is given and answers the worker's ``cb``
+frames through it; this module imports only the protocol, the codec and the errors.
+
+Read ahead (docs/design.md §8.1 "Batching"): candidate code that loops over an oracle iterator
+(``cache.update((i, i) for i in range(2000))``) takes one item per round trip unless the items may be read
+before it asks for them. That is exact only for an
+iterator whose items nothing can change between two of them, and whose reading has no effect of its own:
+
+- a ``range``, ``str``, ``bytes`` or ``tuple`` iterator (a tuple of ``None``, ``bool``, ``int``, ``float``,
+  ``complex``, ``str`` or ``bytes`` only), or
+- a generator expression over one that reads no name of its own (no global, attribute or call: its code
+  has no ``co_names``, no free or cell variables) and has no ``if`` or nested ``for`` (its bytecode is
+  made only of :data:`_PLAIN_OPS`), so it yields exactly one item per item of its source.
+
+Items are read from a :func:`shadow` copy, never from the oracle's iterator, which moves only by the
+items candidate code took. An expression that raises is read to the exception on the copy, and the oracle's
+own raises it too when candidate code has taken that far.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+import dis
+import operator
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from .. import codec
+from ..protocol import CALLBACK, MAX_BATCH, MAX_CALLBACKS, MAX_DEPTH
+from .errors import _Refused, control_flow, named
+
+if TYPE_CHECKING:
+    from .client import Client
+
+# Modules whose objects never answer attribute callbacks: the judge's own (pytest, pluggy, Hypothesis, this
+# package, the plugin), so a fixture object the oracle hands over cannot lead into its machinery.
+_INTERNAL = ("_pytest", "pytest", "pluggy", "hypothesis", "_hypothesis", "py", "_verdict_gate_boundary",
+             "verdict_gate", "verdict_gate_plugin", "sys", "builtins", "importlib", "gc", "inspect", "types")
+
+
+@named
+class Callbacks:
+    """The oracle's side of the callbacks of one client: it answers the worker's ``cb`` frames and keeps the
+    iterators it read ahead."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.count = 0  # callbacks answered in this property (capped: MAX_CALLBACKS)
+        self.ahead: dict[int, tuple[Any, Any]] = {}  # reference id → (iterator read ahead, its position then)
+
+    def serve(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Answer one callback (the worker's ``cb`` frame) about an oracle object: its value, or the
+        exception the oracle's code raised (which candidate code then sees, as in plain Python)."""
+        client = self.client
+        self.count += 1
+        if self.count > MAX_CALLBACKS:
+            client.limit(f"more than {MAX_CALLBACKS} callbacks into the oracle in one property")
+            return {"fail": f"more than {MAX_CALLBACKS} callbacks into the oracle in one property"}
+        if client.depth >= MAX_DEPTH:
+            client.limit(f"calls nested more than {MAX_DEPTH} deep across the isolation boundary")
+            return {"fail": f"calls nested more than {MAX_DEPTH} deep across the isolation boundary"}
+        generation = client.generation
+        client.depth += 1
+        try:
+            if req.get("op") != CALLBACK or type(req.get("obj")) is not int or req["obj"] not in client.local:
+                raise _Refused("the worker asked about an oracle object it does not hold")
+            obj = client.local[req["obj"]]
+            do = str(req.get("do"))
+            args = client.decode(req.get("args") or [], generation)
+            if do == "next":
+                n = min(max(int(req.get("n") or 1), 1), MAX_BATCH)
+                if req.get("ra") is True:
+                    return self.read_ahead(req["obj"], obj, n)
+                return self.next_batch(obj, n)
+            kwargs = {str(k): client.decode(v, generation) for k, v in req.get("kw") or []}
+            # While the oracle's code runs, the channel is idle (the worker waits for this answer and serves
+            # requests nested in it): the oracle's other threads may use it meanwhile (a pool's threads
+            # calling the candidate, its task thread pickling a handle). Only the oracle's code runs without
+            # the lock: decoding the arguments and encoding the result touch the client's tables, and every
+            # exchange holds it from its request to its answer, so frames stay strictly nested.
+            held = client.lock._release_save()  # type: ignore[attr-defined]
+            try:
+                value = apply(client, obj, do, args, kwargs, req.get("name"))
+            finally:
+                client.lock._acquire_restore(held)  # type: ignore[attr-defined]
+            return {"ok": client.link_result(value)}
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if getattr(exc, "__verdict_gate_origin__", None) != "candidate":
+                raise  # the oracle process's own (Ctrl-C): never handed to candidate code
+            return {"raise": client.exception_body(exc)}
+        except codec.Unencodable as exc:
+            message = f"an oracle callback's result cannot cross the isolation boundary: {exc}"
+            client.limit(message)
+            return {"fail": message}
+        except (codec.ProtocolError, _Refused) as exc:
+            return {"raise": {"t": [["builtins", "AttributeError"]], "msg": str(exc)[:2000]}}
+        except BaseException as exc:  # the oracle's code raised: candidate code sees it, as in plain Python
+            if control_flow(exc):
+                client.raised_in_callbacks.append(exc)
+            return {"raise": client.exception_body(exc)}
+        finally:
+            client.depth -= 1
+
+    def next_batch(self, it: Any, n: int) -> dict[str, Any]:
+        """Up to ``n`` items of the oracle's iterator ``it``, and how it ended if it did (``end``, ``then``)."""
+        client = self.client
+        items: list[Any] = []
+        for _ in range(n):
+            try:
+                items.append(next(it))
+            except StopIteration:
+                return {"ok": [client.encode(i) for i in items], "end": True}
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:
+                if control_flow(exc):
+                    client.raised_in_callbacks.append(exc)
+                if not items:
+                    return {"raise": client.exception_body(exc)}
+                return {"ok": [client.encode(i) for i in items], "then": client.exception_body(exc)}
+        return {"ok": [client.encode(i) for i in items]}
+
+    # Read ahead (docs/design.md §8.1 "Batching"): a candidate loop over an oracle iterator whose items
+    # nothing can change (a range, str, bytes or tuple iterator of plain values, or a generator expression
+    # with no names of its own over one) gets its items in batches although candidate code runs between two
+    # of them. They are read from a copy (:func:`shadow`); the oracle's own iterator moves only by the
+    # items candidate code took (``took``, before any of the oracle's code runs), and the worker forgets
+    # what it holds once the oracle's code has moved the iterator itself (``drop``).
+
+    def read_ahead(self, rid: int, it: Any, n: int) -> dict[str, Any]:
+        read = shadow(it)
+        if read is None:
+            return self.next_batch(it, 1)
+        self.ahead[rid] = (it, position(it))
+        answer = self.next_batch(read, n)
+        answer["ra"] = True
+        return answer
+
+    def took(self, frame: dict[str, Any]) -> None:
+        """Move the oracle's iterators by the items candidate code took of what was read ahead (``took``)."""
+        for rid, n in frame.get("took") or ():
+            state = self.ahead.get(rid) if type(rid) is int and type(n) is int else None
+            if state is None:
+                continue
+            it = state[0]
+            for _ in range(min(n, MAX_BATCH)):  # one batch at most: a frame goes out before the next
+                try:
+                    next(it)
+                except Exception:  # the copy ended so too: candidate code has had that end already
+                    break
+            self.ahead[rid] = (it, position(it))
+
+    def moved(self, frame: dict[str, Any]) -> None:
+        """Tell the worker which iterators the oracle's own code moved since it read them ahead."""
+        moved = [rid for rid, (it, where) in self.ahead.items() if position(it) != where]
+        if moved:
+            for rid in moved:
+                del self.ahead[rid]
+            frame["drop"] = moved
+
+
+# --- the verbs: what the worker may do with an oracle object (docs/design.md §8.1) -------------------------
+#
+# Never a private or special attribute (``__globals__``, ``__code__``, ``__closure__``, frames, ``__self__``,
+# ``__class__``, ``__subclasses__`` …), never an attribute of a module, a function or a class, never a module:
+# only what a plain value of that protocol offers, and the public attributes of a test's own instance.
+# Callbacks run the oracle's code in this process; their results cross by the same codec (an oracle object by
+# reference again). Each handler takes ``(client, obj, do, args, kwargs, name)``.
+
+Handler = Callable[["Client", Any, str, list[Any], dict[str, Any], Any], Any]
+
+
+def apply(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    """What verb ``do`` of the worker gives of the oracle's ``obj`` (the pack's modules answer their own).
+
+    Raises:
+        what the oracle's code raised (candidate code sees it, as in plain Python); ``_Refused`` for a verb
+        the object does not answer.
+    """
+    if isinstance(obj, (_PackModules, _PackModule)):
+        return obj.answer(client, do, name)
+    handler = HANDLERS.get(do)
+    if handler is None:
+        raise _refusal(obj, do, name)
+    return handler(client, obj, do, args, kwargs, name)
+
+
+def _refusal(obj: Any, do: str, name: Any) -> _Refused:
+    return _Refused(f"an oracle {type(obj).__name__} answers no {do} {name or ''} across the isolation boundary"
+                    .rstrip())
+
+
+def _one(args: list[Any]) -> Any:
+    return args[0] if args else None
+
+
+def _public(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+
+
+def _pickle(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    # What plain pickle says of this object, for candidate code pickling a value that holds it (the worker
+    # keeps it by reference: the bytes are dropped). Never of the judge's own objects.
+    import pickle
+
+    if type.__dict__["__module__"].__get__(type(obj)).partition(".")[0] in _INTERNAL and \
+            not isinstance(obj, (type, types.FunctionType)):
+        raise _Refused("an object of the judge's own machinery is never pickled for candidate code")
+    pickle.dumps(obj)
+    return None
+
+
+def _call(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not callable(obj):
+        raise _Refused(f"a {type(obj).__name__} of the oracle is not callable")
+    return obj(*args, **kwargs)
+
+
+def _global(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not isinstance(obj, _ModuleGlobals):
+        raise _Refused("not a class's globals")
+    return obj.get(str(name))
+
+
+def _simple(fn: Callable[[Any], Any]) -> Handler:
+    def handler(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+        return fn(obj)
+
+    return handler
+
+
+def _compare(method_name: str) -> Handler:
+    def handler(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+        # the object's own answer; NotImplemented lets the worker reflect it there
+        method = getattr(type(obj), method_name, None)
+        return NotImplemented if method is None else method(obj, _one(args))
+
+    return handler
+
+
+def _enter(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not hasattr(type(obj), "__enter__"):
+        raise _refusal(obj, do, name)
+    return obj.__enter__()
+
+
+def _exit(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not hasattr(type(obj), "__exit__"):
+        raise _refusal(obj, do, name)
+    one = _one(args)
+    return bool(obj.__exit__(None, None, None) if one is None else obj.__exit__(type(one), one, None))
+
+
+def _signature_of(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not callable(obj):
+        raise _refusal(obj, do, name)
+    return signature(obj)
+
+
+def _vars(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not (_pack_class(obj, client) and isinstance(getattr(obj, "__dict__", None), dict)):
+        raise _refusal(obj, do, name)
+    return obj.__dict__  # linked (Client.link_result): candidate code writes the instance's own dict
+
+
+def _check(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not isinstance(obj, type):
+        raise _Refused("not a class")
+    one = _one(args)
+    return isinstance(one, obj) if do == "instancecheck" else isinstance(one, type) and issubclass(one, obj)
+
+
+def _getattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not (_public(name) and _pack_class(obj, client)):
+        raise _refusal(obj, do, name)
+    return getattr(obj, name)
+
+
+def _setattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not (_public(name) and _pack_class(obj, client)):
+        raise _refusal(obj, do, name)
+    setattr(obj, name, _one(args))
+    return None
+
+
+def _delattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not (_public(name) and _pack_class(obj, client)):
+        raise _refusal(obj, do, name)
+    delattr(obj, name)
+    return None
+
+
+def _setitem(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not _pack_class(obj, client):
+        raise _refusal(obj, do, name)
+    obj[_one(args)] = args[1]
+    return None
+
+
+def _delitem(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    if not _pack_class(obj, client):
+        raise _refusal(obj, do, name)
+    del obj[_one(args)]
+    return None
+
+
+def _dir(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    return sorted(n for n in dir(obj) if not n.startswith("_")) if _pack_class(obj, client) else []
+
+
+def _refuse(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    raise _refusal(obj, do, name)
+
+
+def _contains(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    return _one(args) in obj
+
+
+def _getitem(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    return obj[_one(args)]
+
+
+# The verbs of protocol.VERBS, each answered by one handler. ``next`` is answered in batches by
+# :meth:`Callbacks.next_batch` (it takes ``n`` and ``ra``); ``module`` only by the pack's modules (above).
+HANDLERS: dict[str, Handler] = {
+    "pickle": _pickle, "call": _call, "global": _global,
+    "iter": _simple(iter), "len": _simple(len), "bool": _simple(bool), "hash": _simple(hash),
+    "index": _simple(operator.index), "int": _simple(int), "float": _simple(float),
+    "repr": _simple(lambda obj: repr(obj)[:16_384]), "str": _simple(lambda obj: str(obj)[:1 << 20]),
+    "getitem": _getitem, "contains": _contains,
+    "eq": _compare("__eq__"), "ne": _compare("__ne__"), "lt": _compare("__lt__"), "le": _compare("__le__"),
+    "gt": _compare("__gt__"), "ge": _compare("__ge__"),
+    "enter": _enter, "exit": _exit, "signature": _signature_of, "vars": _vars,
+    "instancecheck": _check, "subclasscheck": _check,
+    "getattr": _getattr, "setattr": _setattr, "delattr": _delattr, "setitem": _setitem, "delitem": _delitem,
+    "dir": _dir, "next": _refuse, "module": _refuse,
+}
+
+
+@named
+class _PackModules:
+    """What the worker's importer of the oracle's modules asks (``worker.refs._PackImporter``): a module of the pack
+    that this process imported, by its name, as a :class:`_PackModule`; ``None`` for any other name."""
+
+    def answer(self, client: Client, do: str, name: Any) -> Any:
+        if do != "module" or type(name) is not str:
+            raise _Refused("the oracle's modules answer only which of them is the pack's")
+        module = sys.modules.get(name)
+        if not isinstance(module, types.ModuleType) or isinstance(module, client.ProxyModule):
+            return None
+        where = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
+        if not any(type(path) is str and any(path.startswith(root) for root in client.oracle_roots)
+                   for path in where):
+            return None  # the standard library's, a library's, pytest's, the gate's: never
+        found = client.pack_modules.get(name)
+        if found is None or found.module is not module:
+            found = client.pack_modules[name] = _PackModule(module)
+        return found
+
+
+@named
+class _PackModule:
+    """A test module of the pack as candidate code sees it when it imports the module by name (toolz's curry
+    finds a decorated function by its ``__module__`` and ``__qualname__``): a public name whose value the
+    worker holds already (a candidate object, or an oracle object it was handed) and nothing else; every other
+    name is missing, so neither the module's other values (a test's expected answers) nor its imports (pytest,
+    the plugin) are reachable."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+
+    def answer(self, client: Client, do: str, name: Any) -> Any:
+        if do == "getattr" and type(name) is str and name.isidentifier() and not name.startswith("_"):
+            value = self.module.__dict__.get(name, _PackModule)
+            if isinstance(value, (client.Handle, client.ProxyModule)) or type(value) is client.RecordMeta or \
+                    (id(value) in client.local_ids and client.local.get(client.local_ids[id(value)]) is value):
+                return value
+            raise AttributeError(f"module {self.module.__name__!r} has no attribute {name!r} that candidate code "
+                                 "may read (only what it holds already)")
+        raise _Refused(f"a module of the pack answers no {do} across the isolation boundary")
+
+
+@named
+class _ModuleGlobals:
+    """The globals of an oracle module a class statement in it may read (the names its source uses), for a
+    subclass of a candidate class built in the worker."""
+
+    def __init__(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
+        self.namespace, self.names = namespace, frozenset(names)
+
+    def get(self, name: str) -> Any:
+        import builtins
+
+        if name in self.names and name in self.namespace:
+            return self.namespace[name]
+        if name in self.names and hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise NameError(f"name {name!r} is not defined")
+
+
+def _pack_class(obj: Any, client: Client) -> bool:
+    """An object whose public attributes a callback may read and set: an instance of a test's own class, of a
+    library's or of the standard library's (a file, a lock, an ``argparse.Namespace`` the test handed over),
+    never a module, a class, a function or method, a frame, nor an object of the judge's own machinery
+    (:data:`_INTERNAL`)."""
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                        types.CodeType, types.FrameType, types.TracebackType, types.GeneratorType,
+                        types.CoroutineType, types.MethodWrapperType, types.WrapperDescriptorType,
+                        types.MappingProxyType)):
+        return False
+    module = type.__dict__["__module__"].__get__(type(obj))
+    return isinstance(module, str) and module.partition(".")[0] not in _INTERNAL
+
+
+def caps(obj: Any) -> list[str]:
+    """The operations an oracle object answers: the special methods its type defines (looked up in the type's
+    own method resolution order: ``hasattr(type(obj), "__call__")`` is true of every class, through ``type``)."""
+    defined = {name for c in type.__dict__["__mro__"].__get__(type(obj)) for name in vars(c)}
+    caps = [cap for cap, name in (("call", "__call__"), ("iter", "__iter__"), ("next", "__next__"),
+                                  ("len", "__len__"), ("getitem", "__getitem__"), ("setitem", "__setitem__"),
+                                  ("delitem", "__delitem__"), ("contains", "__contains__"),
+                                  ("index", "__index__"), ("int", "__int__"), ("float", "__float__"),
+                                  ("enter", "__enter__"))
+            if name in defined]
+    if isinstance(obj, type):
+        caps.append("type")
+    else:  # the abstract classes candidate code tests with isinstance that no special method implies
+        caps.extend(name for name, abc in _REGISTERED_ABCS if isinstance(obj, abc))
+    return caps
+
+
+_REGISTERED_ABCS = tuple((c.__name__, c) for c in (
+    collections.abc.Mapping, collections.abc.MutableMapping, collections.abc.Sequence,
+    collections.abc.MutableSequence, collections.abc.Set, collections.abc.MutableSet))
+
+
+def signature(obj: Any) -> Any:
+    """``inspect.signature`` of an oracle callable (the codec carries an ``inspect.Signature``: its defaults and
+    annotations go as any value does), or the name of the exception ``inspect.signature`` raised, so candidate
+    code introspecting a callback (toolz's curry and compose, ``functools``) sees what plain Python would."""
+    import inspect
+
+    try:
+        return inspect.signature(obj)
+    except (TypeError, ValueError) as exc:
+        return type(exc).__name__
+
+
+# --- read ahead --------------------------------------------------------------------------------------------
+
+_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_PURE_SOURCES = frozenset(type(it) for it in (
+    iter(range(0)), iter(range(1 << 100)), iter(""), iter("\u20ac"), iter(b""), iter(())))
+_TUPLE_ITERATOR = type(iter(()))
+# Loading and storing its own locals, constants, building values of them and the loop itself; versions
+# 3.11 to 3.13. Anything else (a jump of an `if`, GET_ITER of a nested `for`, a call) is refused.
+_PLAIN_OPS = frozenset({
+    "RESUME", "RETURN_GENERATOR", "POP_TOP", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST",
+    "LOAD_FAST_AND_CLEAR", "STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "LOAD_CONST",
+    "RETURN_CONST", "RETURN_VALUE", "FOR_ITER", "END_FOR", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+    "YIELD_VALUE", "BUILD_TUPLE", "BUILD_LIST", "BINARY_OP", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_NOT",
+    "UNPACK_SEQUENCE", "SWAP", "COPY", "CALL_INTRINSIC_1", "RERAISE", "CLEANUP_THROW", "END_SEND", "NOP",
+    "CACHE", "EXTENDED_ARG", "PRECALL", "LIST_APPEND", "LIST_TO_TUPLE", "COMPARE_OP", "IS_OP",
+})
+_PLAIN_CODES: dict[types.CodeType, bool] = {}
+
+
+def _pure_source(it: Any) -> bool:
+    if type(it) not in _PURE_SOURCES:
+        return False
+    if type(it) is _TUPLE_ITERATOR:
+        rest = it.__reduce__()[1][0]
+        return all(type(x) in _SCALARS for x in rest)
+    return True
+
+
+def _plain_genexpr(code: types.CodeType) -> bool:
+    known = _PLAIN_CODES.get(code)
+    if known is None:
+        known = (code.co_name == "<genexpr>" and not code.co_names and not code.co_freevars
+                 and not code.co_cellvars and code.co_argcount == 1
+                 and all(i.opname in _PLAIN_OPS for i in dis.get_instructions(code)))
+        if len(_PLAIN_CODES) < 10_000:
+            _PLAIN_CODES[code] = known
+    return known
+
+
+def _source(gen: types.GeneratorType) -> Any:
+    """The iterator a suspended generator expression reads (its argument ``.0``), or ``None``."""
+    frame = gen.gi_frame
+    if frame is None or gen.gi_running or gen.gi_yieldfrom is not None:
+        return None
+    return frame.f_locals.get(".0")
+
+
+def shadow(it: Any) -> Any:
+    """A copy of ``it`` that yields what ``it`` would yield from here, read without moving ``it``; ``None``
+    when ``it`` is not one of the iterators this module reads ahead."""
+    if type(it) is types.GeneratorType:
+        if not _plain_genexpr(it.gi_code):
+            return None
+        source = _source(it)
+        if source is None or not _pure_source(source):
+            return None
+        body = types.FunctionType(it.gi_code, {"__builtins__": {}})
+        return body(copy.copy(source))
+    if _pure_source(it):
+        return copy.copy(it)
+    return None
+
+
+def position(it: Any) -> Any:
+    """Where ``it`` is: a value that changes when anything takes an item of it (its source's items left,
+    or ``None`` once a generator has ended)."""
+    if type(it) is types.GeneratorType:
+        source = _source(it)
+        return None if source is None else operator.length_hint(source)
+    return operator.length_hint(it)

@@ -15,7 +15,7 @@ written into the tree):
 - ``report/`` renders: it never imports ``run/``, ``pack/``, ``github/`` or the commands;
 - ``verdict_gate_plugin.py`` imports nothing of ``verdict_gate``;
 - no import circles among the package's modules (imports inside functions count too; imports for typing
-  only do not).
+  only do not), nor among its folders (``host/`` and ``pack/``, say: each of the root's modules stands alone).
 """
 
 from __future__ import annotations
@@ -191,6 +191,23 @@ def spoke_problems(source: str, where: str, module: str) -> list[str]:
     return problems
 
 
+def folder_graph(graph: dict[str, set[str]], packages: set[str], root: str = "verdict_gate") -> dict[str, set[str]]:
+    """``graph`` between folders: a module stands for its package (one of ``packages``), except a module of
+    the ``root`` package itself (``cli``, ``demo``), which stands alone."""
+    def folder(module: str) -> str:
+        if module in packages:
+            return module
+        parent = module.rpartition(".")[0]
+        return module if parent == root else parent
+
+    found: dict[str, set[str]] = {}
+    for module, wanted in graph.items():
+        for other in wanted:
+            if folder(module) != folder(other):
+                found.setdefault(folder(module), set()).add(folder(other))
+    return found
+
+
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every import circle of ``graph`` (module → the package modules it imports), as the modules of each
     strongly connected component of more than one module (Tarjan), sorted."""
@@ -329,6 +346,12 @@ def test_no_import_circles() -> None:
     assert circles(import_graph(_sources())) == []
 
 
+def test_no_import_circles_between_folders() -> None:
+    sources = _sources()
+    packages = {module for module, (_text, is_package) in sources.items() if is_package}
+    assert circles(folder_graph(import_graph(sources), packages)) == []
+
+
 # --- each rule fails on a planted violation ------------------------------------------------------
 
 PLANTED_IMPURE = [
@@ -410,6 +433,23 @@ def test_the_spoke_rule_passes_the_protocol_the_codec_the_errors_and_the_hub_for
     assert spoke_problems(source, "boundary/proxy/_planted.py", "verdict_gate.boundary.proxy._planted") == []
     assert spoke_problems("from .server import Worker\n", "boundary/worker/_planted.py",
                           "verdict_gate.boundary.worker._planted")
+
+
+def test_the_folder_circle_rule_fails_on_a_planted_circle() -> None:
+    # host/ imports pack/ while pack/ imports host/: no two modules import each other, the folders do
+    sources = {"verdict_gate.host": ("", True), "verdict_gate.pack": ("", True),
+               "verdict_gate.host.fixtures": ("from verdict_gate.pack.verify import Pack\n", False),
+               "verdict_gate.host.hashing": ("import os\n", False),
+               "verdict_gate.pack.verify": ("import os\n", False),
+               "verdict_gate.pack.archive": ("from verdict_gate.host import hashing\n", False),
+               "verdict_gate.cli": ("from verdict_gate.pack import verify\n", False),
+               "verdict_gate.demo": ("from verdict_gate import cli\n", False)}
+    packages = {"verdict_gate.host", "verdict_gate.pack"}
+    graph = import_graph(sources)
+    assert circles(graph) == []
+    assert circles(folder_graph(graph, packages)) == [["verdict_gate.host", "verdict_gate.pack"]]
+    del sources["verdict_gate.pack.archive"]
+    assert circles(folder_graph(import_graph(sources), packages)) == []
 
 
 def test_a_typing_only_import_makes_no_circle() -> None:

@@ -37,7 +37,7 @@ def test_ram_parent(monkeypatch, env, want_ram):
         monkeypatch.setenv(key, value)
     if want_ram and not _room():
         pytest.skip("no RAM file system with room at /dev/shm")
-    got = workdir.ram_parent()
+    got = workdir.ram_parent(2 * MAX_BYTES)
     assert got == (workdir.RAM_DIR if want_ram else None)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Scan
@@ -16,7 +16,24 @@ from verdict_gate.core.globs import match_any
 from verdict_gate.core.ledger import Ledger
 from verdict_gate.core.verdict import Freeze
 from verdict_gate.host.hashing import Parallel, changed_since, scan, walk
-from verdict_gate.pack import Pack
+
+
+class Pack(Protocol):
+    """What of a verified pack (:class:`verdict_gate.pack.Pack`) the fixture digest reads: its directory, its
+    control files and the pack's share of the digest from its manifest. A structural type, so ``host/``, which
+    the pack's loader uses, never imports ``pack/`` (docs/design.md §10)."""
+
+    @property
+    def dir(self) -> Path: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def fixtures(self) -> Scan | None: ...
 
 
 def glob_roots(globs: Sequence[str]) -> list[str]:

@@ -26,8 +26,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from verdict_gate.pack.extract import make_writable
-
 MARK = ".verdict-gate-owner"
 PREFIX = "verdict-gate-"
 _swept: set[str] = set()
@@ -124,6 +122,20 @@ def sweep_once(parents: Iterable[Path]) -> list[Path]:
     return removed
 
 
+def make_read_only(root: Path) -> None:
+    """Files 0444 and directories 0555 under ``root``: the copy the gate scores is never written."""
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o444)
+        os.chmod(dirpath, 0o555)
+
+
+def make_writable(root: Path) -> None:
+    """Undo :func:`make_read_only` so the temp copy can be deleted."""
+    for dirpath, _dirs, _files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+
+
 def remove(path: Path) -> None:
     """Remove a work directory, read-only pack copies included; never raises."""
     make_writable(path)
@@ -204,10 +216,10 @@ RAM_DIR = Path("/dev/shm")
 PACK_RAM_ENV = "VERDICT_GATE_PACK_IN_RAM"  # "0": extract the pack beside the worktrees
 
 
-def ram_parent() -> Path | None:
+def ram_parent(room: int) -> Path | None:
     """Where the pack is extracted, when not inside the run's scratch directory: a RAM file system
-    (``/dev/shm``) when ``$TMPDIR`` is unset, ``$VERDICT_GATE_PACK_IN_RAM``
-    is not ``0``, and it has room for twice the largest pack (:data:`verdict_gate.pack.extract.MAX_BYTES`:
+    (``/dev/shm``) when ``$TMPDIR`` is unset, ``$VERDICT_GATE_PACK_IN_RAM`` is not ``0``, and it has
+    ``room`` bytes free (the caller's: twice the largest pack, :data:`verdict_gate.pack.extract.MAX_BYTES`,
     the archive and its files); else ``None``.
 
     Why: the pack is 2,000 small files for a suite of 2,000 properties, written and deleted on every
@@ -218,14 +230,12 @@ def ram_parent() -> Path | None:
     """
     if os.environ.get("TMPDIR") or os.environ.get(PACK_RAM_ENV, "").strip() == "0":
         return None
-    from verdict_gate.pack.extract import MAX_BYTES
-
     try:
         st = os.statvfs(RAM_DIR)
     except OSError:
         return None
-    room = st.f_bavail * st.f_frsize
-    return RAM_DIR if room >= 2 * MAX_BYTES and os.access(RAM_DIR, os.W_OK | os.X_OK) else None
+    free = st.f_bavail * st.f_frsize
+    return RAM_DIR if free >= room and os.access(RAM_DIR, os.W_OK | os.X_OK) else None
 
 
 CANARY_TEXT = "verdict-gate fence canary: a candidate worker that can read this file is not fenced off $HOME\n"

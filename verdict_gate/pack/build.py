@@ -22,7 +22,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import shutil
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME
 from verdict_gate.core.digest import MANIFEST_NAME, compare_manifest, manifest_text
 from verdict_gate.core.errors import GateError
 from verdict_gate.core.ledger import parse_json
-from verdict_gate.host import schemas
+from verdict_gate.host import schemas, workdir
 from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
 from verdict_gate.host.hashing import build_manifest, sha256_file, walk
 from verdict_gate.pack.extract import NAME_FIX, bad_name
@@ -219,6 +218,5 @@ def build(src: Path, out: Path) -> Built:
         raise GateError("pack build", str(src), f"the archive would be refused by the gate: {exc.problem} "
                         f"({exc.where})", exc.fix) from None
     finally:
-        pack.make_writable(work)
-        shutil.rmtree(work, ignore_errors=True)
+        workdir.remove(work)
     return Built(path=out, sha256=sha, files=files, bytes=out.stat().st_size, manifest_changed=changed)

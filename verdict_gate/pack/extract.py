@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from verdict_gate.core.errors import VoidError
+from verdict_gate.host.workdir import make_writable
 
 MAX_MEMBERS = 50_000  # archive members (files and directories) a pack may have
 MAX_BYTES = 512 * 1024 * 1024  # uncompressed bytes an archive may expand to
@@ -34,20 +35,6 @@ def discard(path: Path) -> None:
     if path.exists():
         make_writable(path)
         shutil.rmtree(path, ignore_errors=True)
-
-
-def make_read_only(root: Path) -> None:
-    """Files 0444 and directories 0555 under ``root``: the copy the gate scores is never written."""
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            os.chmod(os.path.join(dirpath, name), 0o444)
-        os.chmod(dirpath, 0o555)
-
-
-def make_writable(root: Path) -> None:
-    """Undo :func:`make_read_only` so the temp copy can be deleted."""
-    for dirpath, _dirs, _files in os.walk(root):
-        os.chmod(dirpath, 0o755)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from verdict_gate.core.ledger import EMPTY_LEDGER, Ledger, parse_json
 from verdict_gate.host import schemas
 from verdict_gate.host.files import parse_catalog, parse_ledger, read_utf8
 from verdict_gate.host.hashing import scan, walk
-from verdict_gate.pack.extract import make_read_only
+from verdict_gate.host.workdir import make_read_only
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from verdict_gate.core.workflows import is_workflow
 from verdict_gate.host import checkout, forks, git, workflows
 from verdict_gate.host.fixtures import Digested, current_ledger, fixture_digest, legacy_digest
 from verdict_gate.host.workdir import RAM_DIR, ram_parent, scratch_dir, sweep
+from verdict_gate.pack.extract import MAX_BYTES
 from verdict_gate.report.text import printable
 from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
@@ -127,7 +128,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
         ev.shard = {"index": shard.index, "count": shard.count, "properties": []}
     if RAM_DIR.is_dir():  # also when this run will not use it: an earlier, killed one may have
         sweep([RAM_DIR])
-    ram = ram_parent()
+    ram = ram_parent(2 * MAX_BYTES)  # room for the largest pack's archive and its files
     with scratch_dir() as scratch, \
             (scratch_dir(ram) if ram else contextlib.nullcontext(scratch)) as pack_work:
         oracle_pack = load_pack(ev, pack_source, pack_options, policy, pack_work, progress)

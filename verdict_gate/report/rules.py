@@ -182,10 +182,13 @@ RULES: dict[str, Rule] = {
     "void": Rule(
         "The oracle pack or its control files cannot be trusted for this run.",
         "The pack failed validation (bytes, manifest, schema, links) or the diff edits a control file: the "
-        "catalog, the ledger, the manifest, the pack's fixtures, or the workflow that runs the gate and the local "
-        "workflows and actions it uses. Nothing was scored.",
+        "catalog, the ledger, the manifest, the pack's fixtures, or what defines the run: the workflow that runs "
+        "the gate, the local workflows and actions it uses, the files its steps run or read by path (scripts "
+        "named in run: steps, files given to actions by path) and the symbolic links on the way; every file when "
+        "the gate cannot tell which file a step runs. Nothing was scored.",
         "Land oracle and workflow changes through their human review path, or restore the pack from its "
-        "protected source; the message says which file."),
+        "protected source; the message says which file. When it says the gate cannot tell which file a step "
+        "runs, name that file by its path in the step (README, \"Workflow edits\")."),
 }
 
 

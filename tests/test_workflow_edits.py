@@ -118,7 +118,9 @@ SCRIPTS = {"scripts/gate.sh": "#!/bin/sh\nset -e\n. \"$(dirname \"$0\")/lib.sh\"
            "scripts/other.sh": "echo other\n", "tools/check.py": "print('ok')\n", "tools/gate/__init__.py": "",
            "tools/gate/__main__.py": "", "tools/check.sh": "#!/usr/bin/env python3\nimport os\n",
            ".python-version": "3.12\n", "requirements/dev.txt": "pytest\n",
-           ".github/workflows/release.yml": "on: push\n"}
+           ".github/workflows/release.yml": "on: push\n",
+           ".github/actions/composite/action.yml": "runs:\n  using: composite\n  steps:\n"
+                                                  "    - run: ./scripts/other.sh\n      shell: bash\n"}
 
 
 def running_of(steps: str) -> Running:
@@ -150,6 +152,8 @@ def running_of(steps: str) -> Running:
     ("- run: bash scripts/$KIND.sh", "tools/check.py", "other"),
     ('- run: bash "$SETUP"\n  env:\n    SETUP: ${{ inputs.script }}', "src/app.py", "control"),  # cannot tell
     ("- run: ./tools/check.sh", "tools/check.sh", "control"),
+    ("- uses: ./.github/actions/composite", "scripts/other.sh", "control"),  # a composite action's run: steps
+    ("- uses: ./.github/actions/composite", "tools/check.py", "other"),
     ("- uses: actions/setup-python@0a5c61591373683505ea898e09a3ea4f39ef2b9c\n  with:\n"
      "    python-version-file: .python-version", ".python-version", "control"),
     ("- uses: actions/setup-python@0a5c61591373683505ea898e09a3ea4f39ef2b9c\n  with:\n"
@@ -345,7 +349,10 @@ def test_links_are_followed_in_both_revisions(tmp_path: Path) -> None:
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).symlink_to(target)
     git(repo, "init", "--quiet")
-    base = commit_all(repo, "base")
+    commit_all(repo, "base")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},vendor/tool")  # a submodule's entry
+    git(repo, "commit", "--quiet", "-m", "a submodule")
+    base = git(repo, "rev-parse", "HEAD")
     (repo / "a" / "swap").unlink()
     (repo / "a" / "swap").symlink_to("../tools/b")  # the link pointed elsewhere in the candidate
     head = commit_all(repo, "head")
@@ -359,6 +366,8 @@ def test_links_are_followed_in_both_revisions(tmp_path: Path) -> None:
     assert set(chain.files) == {"a/chain", "a/hop", "lib/real.sh"} and chain.texts == ("echo\n", "echo\n"), chain
     swap = look(trees, "a/swap/action.yml", False)  # each revision's target counts
     assert {"a/swap", "tools/action/action.yml", "tools/b/action.yml"} <= set(swap.files), swap
+    tool = look(trees, "vendor/tool/run.sh", False)  # inside a submodule: its entry, the commit it pins
+    assert tool.files == ("vendor/tool",) and not tool.unknown, tool
     for bad in ("a/out", "a/abs", "a/loop1/x"):
         assert look(trees, bad, False).unknown, bad  # cannot tell: the caller makes every edit control
     assert look(trees, "a/none.sh", False) == look(trees, "a/none.sh", False).__class__()  # in neither revision

@@ -307,6 +307,8 @@ class _Walk:
 
     def take(self, found: shell.Refs, env: Mapping[str, str], where: str) -> None:
         self.dirs += found.dirs
+        for directory in found.dirs:
+            self.see(directory)  # where it leads, when it is a link
         self.globs += found.globs
         self.unsure += found.unsure
         for path, how, cwd in found.files:

@@ -76,6 +76,8 @@ class _Tree:
                 continue
             here = "/".join([*done, name])
             found = self.entry(here)
+            if found is not None and found[0] == SUBMODULE:  # its files are pinned by its entry, a file here
+                return here, links, ""
             if found is None or (found[0] not in (LINK, TREE) and todo):
                 return None, links, ""  # not in this revision (or a file used as a directory)
             if found[0] == LINK:
@@ -87,8 +89,6 @@ class _Tree:
                     return None, links, f"{here} leads outside the checkout ({target})"
                 todo = [p for p in target.split("/") if p] + todo
                 continue
-            if found[0] == SUBMODULE and todo:
-                return None, links, f"{here} is a submodule: its files are not this repository's"
             done.append(name)
         return "/".join(done), links, ""
 

@@ -2,8 +2,8 @@
 
 Reproduce:  .venv/bin/python benchmarks/bench_fidelity.py [--project NAME ...] [--repeat 3]
 
-For each project of tests/fidelity/ (the corpus of ../shared/fidelity, one property per upstream test file), the fidelity
-harness builds the gated repository twice: at the product's defaults, and with the catalog's
+For each project of tests/fidelity/ (the corpus of ../shared/fidelity, one property per upstream test file), the
+fidelity harness builds the gated repository twice: at the product's defaults, and with the catalog's
 `fresh_examples: 0`. Then, alternating, one run each per round: plain `python -m pytest` on the same test
 files against the same source (as the corpus's reference layout runs it: from `oracle/`, `-c /dev/null
 --rootdir oracle -p no:cacheprovider`, `src` and `oracle/tests` on PYTHONPATH, `PYTHONDONTWRITEBYTECODE=1` as on a fresh

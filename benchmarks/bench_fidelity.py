@@ -2,11 +2,11 @@
 
 Reproduce:  .venv/bin/python benchmarks/bench_fidelity.py [--project NAME ...] [--repeat 3]
 
-For each project of tests/fidelity/ (five real suites, one property per upstream test file), the fidelity
-harness builds the gated repository twice: at the product's defaults, and with the catalog's
+For each project of tests/fidelity/ (the corpus of ../shared/fidelity, one property per upstream test file), the
+fidelity harness builds the gated repository twice: at the product's defaults, and with the catalog's
 `fresh_examples: 0`. Then, alternating, one run each per round: plain `python -m pytest` on the same test
-files against the same source (as docs/operating.md runs a pack by hand: `-c /dev/null --rootdir oracle
--p no:cacheprovider`, the catalog's python_path on PYTHONPATH, `PYTHONDONTWRITEBYTECODE=1` as on a fresh
+files against the same source (as the corpus's reference layout runs it: from `oracle/`, `-c /dev/null
+--rootdir oracle -p no:cacheprovider`, `src` and `oracle/tests` on PYTHONPATH, `PYTHONDONTWRITEBYTECODE=1` as on a fresh
 checkout), `verdict-gate run` at the defaults (isolation `sandbox`, `--jobs` the core count), and
 `verdict-gate run` with `fresh_examples: 0`. Each figure is the median wall time of `--repeat` rounds
 (seconds, time.perf_counter around the whole process); the ratio is gate / plain pytest. A fresh-example
@@ -51,13 +51,13 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="bench-fidelity-") as tmp:
             default = harness.build(project, Path(tmp) / "default")
             fresh0 = harness.build(project, Path(tmp) / "fresh0", catalog_extra={"fresh_examples": 0})
-            files = [f"properties/{p.name}" for p in project.test_files()]
+            files = [f"tests/{name}" for name in project.test_names()]
             plain = harness.plain_command(default / "oracle", files)
-            env = {**harness.plain_env([default / p for p in project.python_path]), "PYTHONDONTWRITEBYTECODE": "1"}
+            env = {**harness.plain_env([default / "src", default / "oracle" / "tests"]), "PYTHONDONTWRITEBYTECODE": "1"}
             figures: dict[str, list[float]] = {"plain": [], "gate": [], "fresh0": []}
             for i in range(args.repeat):
                 # Exit 1: some node fails (today's boundary, or a test that fails under plain pytest too).
-                figures["plain"].append(timed(plain, default, env, (0, 1)))
+                figures["plain"].append(timed(plain, default / "oracle", env, (0, 1)))
                 for name, repo in (("gate", default), ("fresh0", fresh0)):
                     out = Path(tmp) / f"out-{name}-{i}"
                     gate = [sys.executable, "-m", "verdict_gate", "run", "--repo", str(repo), "--base", "main",

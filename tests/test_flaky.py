@@ -19,7 +19,7 @@ from verdict_gate.core.errors import GateError
 from verdict_gate.core.ledger import add_freeze, judge_tries, ledger_from
 from verdict_gate.core.signature import set_signature
 from verdict_gate.core.upkeep import expiring, extend, find, prune, prune_plan, remove, row, tries_needed
-from verdict_gate.core.verdict import BaseSig, FailureRef, Freeze, RunResult, decide, needs_try
+from verdict_gate.core.verdict import BaseSig, Example, FailureRef, Freeze, RunResult, decide, needs_try
 from verdict_gate.host.files import parse_ledger
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
@@ -129,6 +129,61 @@ def test_the_gate_stops_trying_only_when_another_try_could_not_reproduce_more(ru
     assert got.reason != "not_reproduced_on_base", got.detail
     if run.status == "pass" and not any(not e.held for e in run.fresh_log or ()):
         assert got.verdict == "pass"  # a pass asked for no try at all
+
+
+# A failing example of the candidate that held on every base try (``NEW`` on the candidate, ``NEW_HELD`` on the base).
+NEW = Example("9" * 32, False, {"n": 99}, error="AssertionError: new", fails="c" * 16)
+NEW_HELD = Example("9" * 32, True)
+
+
+def _with(log: tuple[Example, ...] | None, example: Example, at: int) -> tuple[Example, ...]:
+    log = log or ()
+    return log[:at] + (example,) + log[at:]
+
+
+@given(frozen=failure_sets, more=st.lists(flaky_freezes(), max_size=1), data=st.data())
+def test_a_failure_outside_the_set_or_an_example_that_held_on_every_try_is_never_forgiven(frozen, more, data):
+    """Issue 41: whatever the base tries showed (a flaky union's failures one per try, none, all, others), and
+    whichever failures of the frozen set the candidate shows, a failure outside every frozen set, or an example
+    (seeded or fresh) that held on every base try that ran and fails on the candidate, is never forgiven."""
+    import dataclasses
+
+    freezes = [Freeze(prop_id="prop.x", signature=set_signature(f.signature for f in frozen),
+                      signature_parts=frozen[0].parts, fixture_digest=DIGEST, base_revision=BASE, reason="known flake",
+                      first_seen=dt.date(2026, 11, 1), failures=frozen, kind="flaky", rate=(1, 2))]
+    freezes += [dataclasses.replace(f, fixture_digest=DIGEST, base_revision=BASE, expires_on=None) for f in more]
+    names = {sig for fr in freezes for sig in fr.names()}
+    rep = []
+    for n in range(data.draw(st.integers(1, 6), label="tries")):
+        status = data.draw(st.sampled_from(["pass", "fail", "fail", "fail", "missing"]), label=f"try {n}")
+        shown = data.draw(failure_sets, label=f"failures {n}") if status == "fail" else ()
+        one = data.draw(st.booleans(), label=f"one failure {n}")  # a flaky union: one failure a try
+        shown = shown[:1] if one else shown
+        logs_ = [None, None] if status == "missing" else [
+            _with(data.draw(logs, label=f"log {n}"), NEW_HELD, data.draw(st.integers(0, 5), label=f"at {n}"))
+            for _ in "ef"]
+        rep.append(BaseSig("prop.x", set_signature(f.signature for f in shown), DIGEST, BASE,
+                           failures=tuple(f.signature for f in shown), example_log=logs_[0], fresh_log=logs_[1],
+                           status=status))
+    failures = data.draw(failure_sets, label="the candidate's failures")
+    which = data.draw(st.sampled_from(["example", "fresh", "outside"]), label="what is new")
+    outside = [f for f in failures if f.signature not in names]
+    if which == "outside" and not outside:
+        return
+    example_log, fresh_log = data.draw(logs, label="candidate log"), data.draw(logs, label="candidate fresh log")
+    if which != "outside":
+        if not any(t.status != "missing" for t in rep):
+            return  # no try ran: nothing held on every one
+        at = data.draw(st.integers(0, 5), label="at")
+        example_log, fresh_log = (_with(example_log, NEW, at), fresh_log) if which == "example" else (
+            example_log, _with(fresh_log, NEW, at))
+    run = RunResult(status="fail", signature=set_signature(f.signature for f in failures),
+                    signature_parts=failures[0].parts if len(failures) == 1 else None, fixture_digest=DIGEST, seed=7,
+                    seeded_kind=True, hits=50, failures=failures, example_log=example_log, fresh_log=fresh_log)
+    got = _decide(run, freezes, rep)
+    assert got.verdict == "fail", (which, got)
+    if which != "outside" and got.reason == "new_failing_examples":
+        assert "{'n': 99}" in got.detail or "fresh example" in got.detail
 
 
 # --- judging replays for a freeze ------------------------------------------------------------------

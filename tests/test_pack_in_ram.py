@@ -1,4 +1,4 @@
-"""The pack is extracted to a RAM file system (``/dev/shm``) when the run may use it
+"""The pack is extracted to a RAM file system (``/dev/shm``) when the user opts in
 (``workdir.ram_parent``), and the sandboxed worker still sees none of it but its fixtures."""
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ def _room() -> bool:
 
 
 @pytest.mark.parametrize("env,want_ram", [
-    ({}, True),
-    ({"TMPDIR": "/somewhere"}, False),  # the user named a temp dir
-    ({workdir.PACK_RAM_ENV: "0"}, False),  # switched off
-], ids=["default", "tmpdir", "off"])
+    ({}, False),  # on disk by default: a suite that lists its directories sees them as plain pytest does
+    ({workdir.PACK_RAM_ENV: "1"}, True),  # opted into
+    ({workdir.PACK_RAM_ENV: "1", "TMPDIR": "/somewhere"}, False),  # the user named a temp dir
+    ({workdir.PACK_RAM_ENV: "0"}, False),
+], ids=["default", "on", "tmpdir", "off"])
 def test_ram_parent(monkeypatch, env, want_ram):
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.delenv(workdir.PACK_RAM_ENV, raising=False)
@@ -80,7 +81,7 @@ def test_a_pack_in_ram_is_hidden_from_the_worker(example_repo, tmp_path):
     write_manifest(repo / "oracle")
     commit_all(repo, "a property the worker must not be able to read")
     git(repo, "checkout", "--quiet", "-B", "candidate")
-    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", workdir.PACK_RAM_ENV)}
+    env = {**{k: v for k, v in os.environ.items() if k != "TMPDIR"}, workdir.PACK_RAM_ENV: "1"}
     env["VERDICT_GATE_KEEP_WORK"] = "1"  # to learn where the pack was, then remove it below
     proc = subprocess.run([sys.executable, "-m", "verdict_gate", "run", "--repo", str(repo), "--base", "main",
                            "--pack", "git:main:oracle", "--out", str(tmp_path / "out"), "--today", "2026-11-30"],

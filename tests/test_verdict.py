@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import typing
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -47,6 +48,7 @@ F1, F2, F_OTHER = FailureRef(SIG.value, SIG.parts), FailureRef(SIG2.value, SIG2.
     FailureRef(OTHER.value, OTHER.parts)
 BOTH = (F1, F2)
 HELD, BROKE = Example("1" * 32, True), Example("1" * 32, False, {"n": 12})
+HELD2, BROKE2 = Example("2" * 32, True), Example("2" * 32, False, {"n": 7})
 
 
 def set_freeze(failures: tuple[FailureRef, ...], **kw: object) -> Freeze:
@@ -151,7 +153,10 @@ FLAKY_TABLE = [
     ("V1-deterministic-stale-fail", PASSED, [freeze()], REPLAYED, "fail", "fail", "freeze_stale", ()),
     ("V1-both-kinds-stale-fail", PASSED, [flaky((F2,)), freeze()], tried((F1,)), "fail", "fail", "freeze_stale", ()),
     ("V3-flaky-second-try", failed(), [flaky()], tried((), (F1,)), "note", "inconclusive", "frozen", ()),
-    ("V3-flaky-one-of-its-set", failed(), [flaky(BOTH)], tried((F2,)), "note", "inconclusive", "frozen", ()),
+    ("V3-flaky-one-of-its-set", failed(), [flaky(BOTH)], tried((F2,), (F1,)), "note", "inconclusive", "frozen", ()),
+    # The candidate's examples are compared with none of the tries (none showed its failure): fail closed.
+    ("V10-flaky-no-try-showed-its-failures", failed(), [flaky(BOTH)], tried((F2,)), "note", "fail",
+     "not_reproduced_on_base", ()),
     ("V3-flaky-set", failed(failures=BOTH), [flaky(BOTH)], tried((F1,)), "note", "inconclusive", "frozen", ()),
     ("V10-flaky-no-try-showed-it", failed(), [flaky()], tried((), (), ()), "note", "fail", "not_reproduced_on_base",
      ()),
@@ -169,6 +174,19 @@ FLAKY_TABLE = [
      "fail", "new_failing_examples", ()),
     ("V3-flaky-other-state-not-compared", failed(example_log=(BROKE,)), [flaky()],
      tried((), example_log=(HELD,)) + tried((F1,), example_log=(BROKE,)), "note", "inconclusive", "frozen", ()),
+    # A flaky union (issue 41): F1 and F2 never showed on the same base try. The candidate shows both, and an
+    # example that held on every try fails: compared with each try that showed a failure of its set, it is new.
+    ("V16-flaky-union-new-bug", failed(failures=BOTH, example_log=(BROKE,)), [flaky(BOTH)],
+     tried((F1,), example_log=(HELD,)) + tried((F2,), example_log=(HELD,)), "note", "fail", "new_failing_examples", ()),
+    ("V16-flaky-union-fresh", failed(failures=BOTH, fresh_log=(BROKE,)), [flaky(BOTH)],
+     tried((F1,), fresh_log=(HELD,)) + tried((F2,), fresh_log=(HELD,)), "note", "fail", "new_failing_examples", ()),
+    ("V16-flaky-union-another-way", failed(failures=BOTH, example_log=(replace(BROKE, fails="b" * 16),)),
+     [flaky(BOTH)], tried((F1,), example_log=(replace(BROKE, fails="a" * 16),)) + tried((F2,), example_log=(HELD,)),
+     "note", "fail", "new_failing_examples", ()),
+    # … and the honest union: each failing example failed the same way on a try that showed a failure of the set.
+    ("V3-flaky-union-old-examples", failed(failures=BOTH, example_log=(BROKE, BROKE2)), [flaky(BOTH)],
+     tried((F1,), example_log=(BROKE, HELD2)) + tried((F2,), example_log=(HELD, BROKE2)) + tried((), example_log=(
+         HELD, HELD2)), "note", "inconclusive", "frozen", ()),
     ("V16-flaky-fresh-on-a-pass", PASSED_FRESH, [flaky()], tried((), fresh_log=(HELD,)), "note", "fail",
      "new_failing_examples", ()),
     ("V16-flaky-fresh-on-a-pass-any-try", PASSED_FRESH, [flaky()], tried((F1,), fresh_log=(HELD,)), "note", "fail",

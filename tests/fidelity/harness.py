@@ -70,31 +70,40 @@ CAUSES: list[tuple[str, str | None, str]] = [
 
 @dataclass
 class Project:
-    """One real suite: ``projects/<name>/`` and its entry in ``projects.yaml``."""
+    """One real suite, as ``projects.json`` (a copy of ``../shared/fidelity/projects.json``) lays it out; its
+    files are under ``projects/<name>/`` at their upstream places (:mod:`vendor` copied them)."""
 
     name: str
-    source: list[str]
-    python_path: list[str]
-    tests: list[str]
-    support: list[str]
-    edit: str
+    packages: list[str]  # the code under test: each copied to src/<its last component>
+    tests: str | None  # the test directory, copied whole to oracle/tests/
+    loose: list[str]  # test files outside it, copied beside them
+    notes: str = ""
 
     @property
     def dir(self) -> Path:
         return PROJECTS / self.name
 
-    def test_files(self) -> list[Path]:
-        """Every upstream test file, in order (test directories in listed order, names sorted)."""
-        return [p for d in self.tests for p in sorted((self.dir / d).glob("test_*.py"))]
+    @property
+    def edit(self) -> str:
+        """The source file the honest candidate adds a comment to (repository-relative)."""
+        first = Path(self.packages[0]).name
+        return f"src/{first}/__init__.py" if (self.dir / self.packages[0]).is_dir() else f"src/{first}"
+
+    def test_names(self) -> list[str]:
+        """The test files (``test*.py`` at the top of oracle/tests/), sorted, as the reference layout collects."""
+        names = {p.name for p in (self.dir / self.tests).glob("test*.py")} if self.tests else set()
+        return sorted(names | {Path(rel).name for rel in self.loose if Path(rel).name.startswith("test")})
 
 
 def projects() -> list[Project]:
-    raw = yaml.safe_load((HERE / "projects.yaml").read_text())
-    return [Project(name=name, **spec) for name, spec in raw.items()]
+    """Every project of the corpus, in ``projects.json`` order."""
+    raw = json.loads((HERE / "projects.json").read_text())
+    return [Project(name=p["name"], packages=p["packages"], tests=p["tests"], loose=p["loose"], notes=p["notes"])
+            for p in raw]
 
 
-def prop_id(test_file: Path) -> str:
-    return "prop." + re.sub(r"[^A-Za-z0-9_]", "_", test_file.stem.removeprefix("test_"))
+def prop_id(test_name: str) -> str:
+    return "prop." + re.sub(r"[^A-Za-z0-9_]", "_", Path(test_name).stem.removeprefix("test_").removeprefix("test"))
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -116,30 +125,32 @@ def _copy(src: Path, dest: Path) -> None:
 
 def gate_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "verdict_gate", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=1800)
+                          timeout=3600)
 
 
 def build(project: Project, root: Path, *, catalog_extra: dict[str, Any] | None = None) -> Path:
-    """The project's repository under ``root``: source and pack on ``main``, branch ``candidate`` checked out
-    with a comment added to ``project.edit``. ``catalog_extra``: catalog keys to add (e.g. ``fresh_examples``)."""
+    """The project's repository under ``root`` in the corpus's reference layout (``../shared/fidelity/README.md``):
+    the code under ``src/``, the tests under the pack's ``tests/`` (``oracle/tests/``), one property per test
+    file (``kind: property`` where it imports Hypothesis), committed on ``main``; then branch ``candidate``
+    checked out with a comment added to :attr:`Project.edit`. ``catalog_extra``: catalog keys to add."""
     repo = root / project.name
-    for rel in project.source:
-        _copy(project.dir / rel, repo / rel)
-    props = repo / "oracle" / "properties"
-    props.mkdir(parents=True)
+    for rel in project.packages:
+        _copy(project.dir / rel, repo / "src" / Path(rel).name)
+    tests = repo / "oracle" / "tests"
+    tests.mkdir(parents=True)
+    if project.tests:
+        _copy(project.dir / project.tests, tests)
+    for rel in project.loose:
+        _copy(project.dir / rel, tests / Path(rel).name)
     (repo / "oracle" / "fixtures").mkdir()
     (repo / "oracle" / "fixtures" / "README").write_text("no fixtures: the suites read their data beside them\n")
-    first = project.dir / project.tests[0]
-    for rel in project.support:
-        _copy(first / rel, props / rel)
     entries = []
-    for test_file in project.test_files():
-        _copy(test_file, props / test_file.name)
-        hypothesis = re.search(r"^\s*(from|import) hypothesis", test_file.read_text(), re.M) is not None
-        entries.append({"id": prop_id(test_file), "oracle": f"properties/{test_file.name}",
+    for name in project.test_names():
+        hypothesis = re.search(r"^\s*(from|import) hypothesis", (tests / name).read_text(), re.M) is not None
+        entries.append({"id": prop_id(name), "oracle": f"tests/{name}",
                         "kind": "property" if hypothesis else "example"})
-    catalog = {"version": 1, "seed": SEED, "pack_root": "oracle", "python_path": project.python_path,
-               "properties": entries, **(catalog_extra or {})}
+    catalog = {"version": 1, "seed": SEED, "pack_root": "oracle", "python_path": ["src"],
+               "paths": {"oracle": ["oracle/tests/**"]}, "properties": entries, **(catalog_extra or {})}
     (repo / "oracle" / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
     (repo / "oracle" / "freeze_ledger.json").write_text('{"version": 1, "freezes": []}\n')
     proc = gate_cli("manifest", "write", str(repo / "oracle"))
@@ -219,8 +230,8 @@ def plain_pytest(oracle: Path, files: list[str], python_path: list[Path], *,
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         env = {**plain_env(python_path, [RECORDER]), "FIDELITY_REPORT": str(report)}
-        proc = subprocess.run([*plain_command(oracle, files), "-p", "fidelity_recorder"], cwd=oracle.parent,
-                              env=env, capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run([*plain_command(oracle, files), "-p", "fidelity_recorder"], cwd=oracle,
+                              env=env, capture_output=True, text=True, timeout=3600)
         if proc.returncode not in (0, 1) or not report.exists():  # 0 all passed, 1 some failed; else no run
             raise RuntimeError(f"plain pytest exited {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
         got = json.loads(report.read_text())
@@ -286,10 +297,16 @@ def check_project(project: Project, root: Path, *, catalog_extra: dict[str, Any]
     ``catalog_extra``: as :func:`build` (e.g. ``{"isolation": "none"}``)."""
     repo = build(project, root, catalog_extra=catalog_extra)
     run = run_gate(repo, root / f"{project.name}-evidence")
-    files = [f"properties/{p.name}" for p in project.test_files()]
+    files = [f"tests/{name}" for name in project.test_names()]
     plain_messages: dict[str, str] = {}
+    # Plain pytest runs on a clone of the candidate, as a user's checkout is: git writes the files in the
+    # order the gate's own checkouts do, so a suite that lists a directory (jmespath's compliance files,
+    # read with os.walk) parametrizes alike on both sides.
+    tree = root / f"{project.name}-plain"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "candidate", str(repo), str(tree)], check=True,
+                   env={**os.environ, **GIT_ENV})
     start = time.perf_counter()
-    plain = plain_pytest(repo / "oracle", files, [repo / p for p in project.python_path], messages=plain_messages)
+    plain = plain_pytest(tree / "oracle", files, [tree / "src", tree / "oracle" / "tests"], messages=plain_messages)
     plain_s = time.perf_counter() - start
     return compare(project.name, run, plain, plain_messages), run, plain_s
 

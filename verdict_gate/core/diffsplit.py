@@ -85,8 +85,9 @@ def bucket_of(path: str, catalog: Catalog, running: Running | None = None) -> st
 
     Anything under ``pack_root`` that is not an oracle file is control, whatever the
     catalog's globs say. So is what defines this run (``running``: the workflow file being run, the
-    local workflows and actions it uses); another workflow file is ``other``. With ``running`` unknown
-    (``None``) every file under ``.github/workflows/`` is control.
+    local workflows and actions it uses, the files its steps run or read by path; every file when the gate
+    cannot tell, :mod:`verdict_gate.core.workflows`); another workflow file is ``other``. With ``running``
+    unknown (``None``) every file under ``.github/workflows/`` is control.
     """
     p = catalog.paths
     if match_any(path, p.oracle):

@@ -286,7 +286,8 @@ def decide(
     # on the base is a regression, whatever the recorded seed showed.
     # (The base's own fixtures are the base's behaviour: no digest filter here.)
     on_base = [r for r in replay if r.base_revision == base_revision]
-    fresh = (_regressions(run.fresh_log, [r.fresh_log for r in _alike(run, on_base, freezes)])
+    fresh_tries, alike = _compared(run, on_base, freezes)
+    fresh = (_regressions(run.fresh_log, [r.fresh_log for r in fresh_tries], alike)
              + _unmatched(run.fresh_log, [r.fresh_log for r in on_base]))
     if run.status == "pass":
         # A flaky freeze's failure not showing is expected: only a deterministic one is stale.
@@ -360,13 +361,23 @@ def decide(
     if extra:  # V15: some failures are frozen, these are not
         return _fail("unfrozen_failure", unfrozen)
     # V16: same seed, same draws; an example that held on the base and fails here is new.
-    logged = _regressions(run.example_log, [r.example_log for r in _alike(run, on_base, freezes)
-                                            if r.prop_id == freezes[0].prop_id
-                                            and r.fixture_digest == run.fixture_digest])
+    compared, alike = _compared(run, [r for r in on_base if r.prop_id == freezes[0].prop_id
+                                      and r.fixture_digest == run.fixture_digest], freezes)
+    if not compared:
+        # Never silent (issue 41): with no base try to compare the candidate's examples with, a new bug on
+        # inputs that held on every try would go unseen behind the flake.
+        shown = "; ".join(describe_failure(f.parts) for f in run_set[:3]) + ("; …" if len(run_set) > 3 else "")
+        return _fail("not_reproduced_on_base", f"no base replay try on {base_revision[:12]} showed any of the "
+                     f"candidate's failures ({shown}), so its examples could be compared with none (V16): fail "
+                     "closed; the catalog's replay_tries sets how many tries a flaky freeze gets")
+    logged = _regressions(run.example_log, [r.example_log for r in compared], alike)
     if logged or fresh:
         first = logged or fresh
+        union = "" if alike else (f" (no single base try showed the candidate's {len(run_set)} failures: compared with "
+                                  f"the {len(compared)} tries that showed any of them)")
         return _fail("new_failing_examples", _regression_detail(first, "an example" if logged else "a fresh example")
-                     + (f"; {len(logged) + len(fresh)} such example(s) in all" if len(logged) + len(fresh) > 1 else ""))
+                     + (f"; {len(logged) + len(fresh)} such example(s) in all" if len(logged) + len(fresh) > 1 else "")
+                     + union)
     # The subset rule: a frozen failure the candidate no longer shows is stale, the rest stay frozen; a flaky
     # freeze's failure that did not show this time is expected, never stale.
     seen = {f.signature for f in run_set}
@@ -378,6 +389,22 @@ def decide(
     if gone:
         detail += "; no longer fails (freeze_stale): " + "; ".join(describe_failure(f.parts) for f in gone[:10])
     return Verdict("inconclusive", "frozen", detail, ("freeze_stale",) if gone else ())
+
+
+def _compared(run: RunResult, tries: Sequence[BaseSig], freezes: Sequence[Freeze]) -> tuple[list[BaseSig], bool]:
+    """The base replay tries the candidate's examples are compared with (V16), and whether they are alike
+    (:func:`_alike`: in the candidate's own state). V16 never goes silent (docs/design.md §3, "Flaky
+    freezes"; issue 41): when no single try shows every flaky failure the candidate shows (a flaky freeze's
+    union whose failures never showed together on the base), every try whose failures lie within the frozen
+    sets and include one of the candidate's is compared, example by example (:func:`_regressions` with
+    ``alike`` false). ``[]`` only when no try showed any of the candidate's failures: the caller fails closed.
+    """
+    alike = _alike(run, tries, freezes)
+    if alike or run.status == "pass" or not any(fr.flaky for fr in freezes):
+        return alike, True
+    frozen = {sig for fr in freezes for sig in fr.names()}
+    failing = {f.signature for f in run.failure_set()}
+    return [t for t in tries if t.failure_set() and t.failure_set() <= frozen and t.failure_set() & failing], False
 
 
 def _alike(run: RunResult, tries: Sequence[BaseSig], freezes: Sequence[Freeze]) -> list[BaseSig]:
@@ -431,21 +458,33 @@ def miss_chance(rate: tuple[int, int] | None, tries: int) -> float | None:
     return (1 - rate[0] / rate[1]) ** tries
 
 
-def _regressions(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example, ...] | None]) -> list[Example]:
+def _regressions(log: Sequence[Example] | None, base_logs: Sequence[tuple[Example, ...] | None],
+                 alike: bool = True) -> list[Example]:
     """The examples of ``log`` that fail although the same example held in one of ``base_logs``, or failed
     there another way (another exception, message or pack line: a second bug on an example the freeze
-    forgives for the first; found by a red-team run, promoted before)."""
+    forgives for the first; found by a red-team run, promoted before).
+
+    ``alike`` false: the base logs are tries in other states than the candidate's (a flaky union, see
+    :func:`_compared`), where an example of a failure that did not show there held; then an example is new
+    when no log that drew it failed it the same way (it held on every one, or failed only other ways).
+    """
     if not log:
         return []
     held = {e.digest for base in base_logs if base for e in base if e.held}
-    failed: dict[str, set[str]] = {}
+    failed: dict[str, set[str | None]] = {}  # digest → how it failed on the base (None: a log without `fails`)
     for base in base_logs:
         for e in base or ():
-            if not e.held and e.fails is not None:
+            if not e.held:
                 failed.setdefault(e.digest, set()).add(e.fails)
-    found = [e for e in log if not e.held and e.digest in held]
-    found += [replace(e, changed=True) for e in log if not e.held and e.digest not in held and e.digest in failed
-              and e.fails not in failed[e.digest]]
+    found: list[Example] = []
+    for e in log:
+        ways = failed.get(e.digest, set())
+        if e.held or (not alike and None in ways):
+            continue  # a log without `fails` failed it: any way counts as the same
+        if e.digest in held and (alike or not ways):  # alike: held on one try; else: held on every one
+            found.append(e)
+        elif ways - {None} and e.fails not in ways - {None}:
+            found.append(replace(e, changed=True))
     # A log cut short on the candidate but not on the base hides the examples after the cut: fail closed.
     base_stopped = any(e.digest == STOPPED for base in base_logs if base for e in base)
     if not base_stopped and any(b for b in base_logs):

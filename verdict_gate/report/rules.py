@@ -96,10 +96,12 @@ RULES: dict[str, Rule] = {
         deterministic="the base replay passed or failed differently, so the failure is new to the candidate: fix "
         "it. If the property is flaky on the base too, the freeze was recorded from too few replays: record it "
         "again with verdict-gate freeze --rev BASE --pack PACK (5 replays), which makes it a flaky freeze.",
-        flaky="none of the base replay's tries showed failures within the frozen set. The detail gives the tries "
-        "and the chance of that for the rate recorded (a flake that failed k of n replays is missed by T tries "
-        "(1 - k/n)^T of the time): either the patch's failure is not the flake, or the flake is rarer than the "
-        "catalog's replay_tries allows for. Raise replay_tries (within the property's timeout) for a rare flake."),
+        flaky="none of the base replay's tries showed failures within the frozen set, or none showed any of the "
+        "candidate's own failures (so its examples could be compared with none: fail closed). The detail gives the "
+        "tries and the chance of that for the rate recorded (a flake that failed k of n replays is missed by T "
+        "tries (1 - k/n)^T of the time): either the patch's failure is not the flake, or the flake is rarer than "
+        "the catalog's replay_tries allows for. Raise replay_tries (within the property's timeout) for a rare "
+        "flake."),
     "freeze_expired": Rule(
         "The freeze has expired.",
         "The freeze's expires_on date is before the run's date, so it no longer forgives the failure.",
@@ -162,9 +164,11 @@ RULES: dict[str, Rule] = {
         "base replay never drew: it cannot be shown to fail on the base revision too, so it counts as new "
         "(fail closed).",
         "Fix the regression; the message lists the examples.",
-        flaky="a failing candidate's examples are compared only with base replay tries in its own state (tries "
+        flaky="a failing candidate's examples are compared with base replay tries in its own state (tries "
         "that showed its flaky failures), so the flake showing on one side only is never taken for a regression; "
-        "a passing candidate's are compared with every try, as without a freeze."),
+        "when no single try showed all the failures it shows, with every try that showed any of them, and an "
+        "example is new unless one of those tries failed it the same way. A passing candidate's are compared "
+        "with every try, as without a freeze."),
     "freeze_stale": Rule(
         "The property held, but a deterministic freeze of it is left, and the catalog says stale: fail.",
         "Like pytest's strict xfail: the catalog's stale: fail makes a property that passes while a deterministic "
@@ -178,10 +182,13 @@ RULES: dict[str, Rule] = {
     "void": Rule(
         "The oracle pack or its control files cannot be trusted for this run.",
         "The pack failed validation (bytes, manifest, schema, links) or the diff edits a control file: the "
-        "catalog, the ledger, the manifest, the pack's fixtures, or the workflow that runs the gate and the local "
-        "workflows and actions it uses. Nothing was scored.",
+        "catalog, the ledger, the manifest, the pack's fixtures, or what defines the run: the workflow that runs "
+        "the gate, the local workflows and actions it uses, the files its steps run or read by path (scripts "
+        "named in run: steps, files given to actions by path) and the symbolic links on the way; every file when "
+        "the gate cannot tell which file a step runs. Nothing was scored.",
         "Land oracle and workflow changes through their human review path, or restore the pack from its "
-        "protected source; the message says which file."),
+        "protected source; the message says which file. When it says the gate cannot tell which file a step "
+        "runs, name that file by its path in the step (README, \"Workflow edits\")."),
 }
 
 

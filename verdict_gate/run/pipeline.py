@@ -310,6 +310,10 @@ def _workflow_note(parts: diffsplit.Split, running: Any, unknown: str) -> str:
         return ""
     if running is None:
         return f" (every edit under .github/workflows/ voids the run: {printable(unknown)})"
+    if running.unsure:
+        more = f"; and {len(running.unsure) - 1} more" if len(running.unsure) > 1 else ""
+        return (f" (every edit defines this run: the gate cannot tell which files {printable(running.workflow)} runs: "
+                f"{printable(running.unsure[0])}{more}; name each file a step runs by its path)")
     return f" ({', '.join(printable(p) for p in edited[:5])}: defines this run, {printable(running.workflow)})"
 
 

@@ -104,9 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
                               scratch=isolation.get("scratch"), secrets=isolation.get("secrets", []),
                               limits=isolation.get("limits"), answer_timeout=isolation.get("answer_timeout"),
                               worker_cpu=isolation.get("worker_cpu"), spin_s=float(isolation.get("spin_s") or 0.0),
-                              bytecode=sys.pycache_prefix)  # the gate's cache: only oracle code is compiled into it
-        if isolation.get("named") is not None:
-            client.may_name = frozenset(str(n) for n in isolation["named"])
+                              bytecode=sys.pycache_prefix,  # the gate's cache: only oracle code is compiled into it
+                              shared=isolation.get("shared") or [])
     state: dict[str, Any] = {
         "spec": spec,
         "out": open(config.getoption("--verdict-gate-results"), "a", encoding="utf-8"),  # noqa: SIM115
@@ -126,7 +125,10 @@ def pytest_configure(config: pytest.Config) -> None:
         except Exception as exc:  # IsolationUnavailable: every property fails closed, none runs unfenced
             state["isolation"] = {"level": isolation["level"], "method": "unavailable", "fences": {},
                                   "why": str(exc)[:2000]}
-        proxy.install(client, spec["python_path"], str(config.rootpath), isolation.get("candidate_modules"))
+        proxy.install(client, spec["python_path"], str(config.rootpath), isolation.get("candidate_modules"),
+                      isolation.get("reviewed"))
+        if client._uid is not None:
+            _share_temp_dirs()
     if not uses_hypothesis:
         return
     try:
@@ -138,6 +140,26 @@ def pytest_configure(config: pytest.Config) -> None:
     except ImportError:  # a pack without Hypothesis properties needs no Hypothesis
         pass
     _constants_of_the_pack(str(config.rootpath))
+
+
+def _share_temp_dirs() -> None:
+    """A worker of a uid of its own (the gate is root and fences it by Landlock) reads and writes pytest's
+    temporary directories as the test does (docs/design.md §8.1, "Files"): the directories pytest makes (mode
+    0700) are opened to every user, and what the test writes is writable by all (umask 0). The worker's sandbox
+    confines its writes to the shared directory whatever the modes say; no other user can list the run's
+    scratch directory above it."""
+    from _pytest.tmpdir import TempPathFactory
+
+    os.umask(0)
+    getbasetemp, mktemp = TempPathFactory.getbasetemp, TempPathFactory.mktemp
+
+    def opened(path: Path) -> Path:
+        with contextlib.suppress(OSError):
+            path.chmod(0o777)
+        return path
+
+    TempPathFactory.getbasetemp = lambda self: opened(getbasetemp(self))  # type: ignore[method-assign]
+    TempPathFactory.mktemp = lambda self, *a, **k: opened(mktemp(self, *a, **k))  # type: ignore[method-assign]
 
 
 def _constants_of_the_pack(pack_dir: str) -> None:
@@ -546,16 +568,27 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
             # bug that shows only after the logging passes (a call counter) still meets the base's record.
             holder["normal_log"] = acc["example_log"] if prop.get("example_log") else None
             logged = holder
+    try:
+        return (yield)
+    finally:
+        if logged is not None:
+            logged["normal_log"] = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Inside a test's call, of any kind (a function, a unittest ``TestCase``'s method), ``SystemExit`` and
+    ``KeyboardInterrupt`` from the candidate arrive as themselves (``pytest.raises(SystemExit)``,
+    ``assertRaises(SystemExit)``); one that reaches pytest is the test's failure, never the end of the run."""
+    state = _state(item.config)
     client = state["client"] if state is not None else None
     if client is not None:
-        client.as_itself = True  # SystemExit, KeyboardInterrupt arrive as themselves inside a test's call
+        client.as_itself = True
     try:
         return (yield)
     except KeyboardInterrupt as exc:
         if getattr(exc, "__verdict_gate_origin__", None) != "candidate":
             raise  # a real Ctrl-C stops the run
-        # The candidate raised it (a test's pytest.raises(KeyboardInterrupt) would have caught it): the
-        # test's failure, never the end of the oracle process.
         failure = _CandidateInterrupt(f"the candidate raised KeyboardInterrupt: {exc}")
         failure.__verdict_gate_origin__ = "candidate"  # type: ignore[attr-defined]
         failure.__verdict_gate_frames__ = getattr(exc, "__verdict_gate_frames__", [])  # type: ignore[attr-defined]
@@ -563,8 +596,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     finally:
         if client is not None:
             client.as_itself = False
-        if logged is not None:
-            logged["normal_log"] = None
 
 
 class _CandidateInterrupt(Exception):

@@ -37,13 +37,6 @@ def provided_names(python_path: Iterable[str]) -> set[str]:
     return names - set(sys.stdlib_module_names)
 
 
-def candidate_names(python_path: Iterable[str], exclude: Iterable[str] = ()) -> set[str]:
-    """The names the import hook serves: :func:`provided_names`, minus modules already imported and
-    ``exclude``."""
-    blocked = {n.partition(".")[0] for n in sys.modules} | set(exclude)
-    return {n for n in provided_names(python_path) if n not in blocked}
-
-
 def pack_module_names(pack_dir: str) -> set[str]:
     """Module and package names the pack's own files could be imported as (never proxied)."""
     names: set[str] = set()

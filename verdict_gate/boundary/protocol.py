@@ -115,6 +115,8 @@ KEYS: dict[str, str] = {
     # riders: what travels with any frame of the sender
     "rel": "ids of the other side's objects this side no longer holds",
     "rnd": "the oracle reseeded its random: [\"seed\", value] or [\"state\", state]",
+    "env": "the environment names the test set (a value) or removed (None), relative to the gate's",
+    "cwd": "the working directory the test changed to", "argv": "the sys.argv a test put in place (None: its own)",
     "sync": "[[link id, state], …] of linked containers changed", "kept": "offered links the worker kept",
     "unlink": "links the worker let go", "took": "[[reference id, n], …] items taken of what was read ahead",
     "drop": "references whose iterator the oracle moved since the worker read it ahead",

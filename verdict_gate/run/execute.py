@@ -24,37 +24,33 @@ from verdict_gate.host import git, workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
 from verdict_gate.host.git import git_config
-from verdict_gate.host.modules import AST_LOCK, check_modules, mentions
+from verdict_gate.host.modules import mentions
 from verdict_gate.pack import Pack
 from verdict_gate.run import runner
 
 Slot = Callable[[], AbstractContextManager[int | None]]  # see Slots and runner.run_properties
 
 
-def base_classes(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
-    """``module:qualname`` of every class the sources of ``rev`` define under ``python_path`` (the classes a
-    property may name: :mod:`verdict_gate.core.classes`). Read once per run for its base revision, under
-    :data:`verdict_gate.host.modules.AST_LOCK` (the base replay runs beside the candidate run)."""
-    with AST_LOCK:
-        return _base_classes(repo, rev, python_path)
-
-
 @functools.lru_cache(maxsize=8)
-def _base_classes(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
+def base_modules(repo: Path, rev: str, python_path: tuple[str, ...]) -> frozenset[str]:
+    """The top-level modules the sources of ``rev`` (the base revision, which the pack was reviewed against)
+    provide under ``python_path``: the candidate's modules the pack may be served even where the judge has a
+    module of that name too (docs/design.md §8.1; a module a patch adds that shadows one installed beside the
+    gate, the pack's own ``yaml`` say, is not served to the pack). Read once per run."""
     found: set[str] = set()
-    for path, text in git.python_sources(repo, rev, python_path).items():
+    for path in git.python_sources(repo, rev, python_path):
         module = classes.module_name(path)
         if module is not None:
-            found |= classes.defined_classes(module, text)
+            found.add(module.partition(".")[0])
     return frozenset(found)
 
 
 def workspace(oracle_pack: Pack, tree: Path, scratch: Path, secrets: Sequence[Path] = (),
               passes: Mapping[str, Mapping[str, Any]] | None = None,
-              named: frozenset[str] | None = None) -> runner.Workspace:
+              reviewed: frozenset[str] | None = None) -> runner.Workspace:
     """The runner's workspace; ``secrets``: files the candidate worker must not read, which its fence
-    probe tries to (the repository's ``.git/config``, a canary in ``$HOME``); ``named``: the classes a
-    property may name (:func:`base_classes`; ``None``: any class the candidate says it has)."""
+    probe tries to (the repository's ``.git/config``, a canary in ``$HOME``); ``reviewed``: the base revision's
+    top-level modules (:func:`base_modules`; ``None``: every module the tree provides)."""
     catalog = oracle_pack.catalog
     root = tree.resolve()
     # A python_path entry that is (or goes through) a symbolic link out of the tree would put a host
@@ -66,7 +62,7 @@ def workspace(oracle_pack: Pack, tree: Path, scratch: Path, secrets: Sequence[Pa
         pack_dir=oracle_pack.dir, tree_dir=tree, python_path=py_path,
         roots=((oracle_pack.dir, catalog.pack_root), (tree, "")), watch=tuple(watch), scratch=scratch,
         secrets=tuple(secrets), passes=dict(passes or {}), modules=tuple(catalog.modules),
-        limits=dict(catalog.limits), named=named,
+        limits=dict(catalog.limits), reviewed=reviewed,
         # Imported up front, before any test module and any candidate name, only where something may use it:
         # plain pytest imports it only then too (63 ms of each oracle process's start, cachetools' suite).
         hypothesis=any(prop.kind == "property" for prop in catalog.properties)
@@ -107,8 +103,6 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
     ``slot`` and ``cancel``: for a run beside another one (:class:`Slots`, :func:`runner.run_properties`).
 
     Raises:
-        GateError: a module the properties import is the candidate's and installed beside the gate too,
-            and the catalog has no ``modules:`` (:func:`verdict_gate.host.modules.check_modules`).
         runner.Cancelled: ``cancel`` was set.
     """
     notices = [f"python_path entry {entry!r} is not a directory of {revision[:12]}: check the catalog's python_path"
@@ -117,16 +111,14 @@ def execute(props: Sequence[Property], oracle_pack: Pack, tree: Path, revision: 
                 for entry in oracle_pack.catalog.python_path
                 if (tree / entry).exists() and tree.resolve() not in [(tree / entry).resolve(),
                                                                       *(tree / entry).resolve().parents]]
-    # A module both the candidate and the gate's environment provide: the catalog's to settle, before anything runs.
-    check_modules(oracle_pack.catalog, tree, oracle_pack.dir, repo)
     result, record = fixtures or fixture_digest(oracle_pack, tree, revision)
     before = result.digest
     with workdir.home_canary() as canary:
         secrets = [canary, *([git_config(repo)] if repo is not None else [])]
-        # The classes a property may name are those of the base revision, which the pack was reviewed against.
-        named = base_classes(repo, base_revision, tuple(oracle_pack.catalog.python_path)) \
+        # The modules the pack may be served over the judge's own are those of the base revision.
+        reviewed = base_modules(repo, base_revision, tuple(oracle_pack.catalog.python_path)) \
             if repo is not None and base_revision else None
-        ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes, named)
+        ws = workspace(oracle_pack, tree, scratch, [s for s in secrets if s is not None], passes, reviewed)
         ran = (runner.run_properties(props, ws, progress, jobs, slot=slot, cancel=cancel) if props
                else runner.RawResults({}, []))
     raw = ran.results

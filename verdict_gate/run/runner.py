@@ -66,7 +66,8 @@ class Workspace:
             ``.git/config``, a canary in ``$HOME``): see :mod:`verdict_gate.boundary.fence`.
         modules: the catalog's ``modules`` (the candidate's top-level module names), or empty.
         limits: the catalog's ``limits`` for the worker (overrides of ``fence.policy.DEFAULT_LIMITS``).
-        named: ``module:qualname`` of the classes a property may name (the base revision's), or ``None``.
+        reviewed: the base revision's top-level candidate modules (served to the pack over the judge's own
+            modules of the same name), or ``None`` (every module the tree provides).
         hypothesis: whether the oracle process imports Hypothesis (and sets its profile) before any test
             module: a property of the catalog is a Hypothesis one, or a Python file of the pack names it.
     """
@@ -82,7 +83,7 @@ class Workspace:
     limits: Mapping[str, int] = field(default_factory=dict)
     # id → the extra passes of that property: example_log, fresh_seed
     passes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    named: frozenset[str] | None = None  # classes a property may name (execute.base_classes); None: any
+    reviewed: frozenset[str] | None = None  # execute.base_modules; None: every module the tree provides
     hypothesis: bool = True
 
 
@@ -109,9 +110,9 @@ def bytecode_cache(scratch: Path, level: str) -> Path:
     return path
 
 
-def subprocess_env(ws: Workspace, bytecode: Path) -> dict[str, str]:
+def subprocess_env(ws: Workspace, bytecode: Path, tmpdir: Path | None = None) -> dict[str, str]:
     """The complete environment of the pytest subprocess (nothing else is inherited: no token);
-    ``bytecode``: its :func:`bytecode_cache`."""
+    ``bytecode``: its :func:`bytecode_cache`; ``tmpdir``: its ``TMPDIR``, which its worker shares."""
     pinned = {k: os.environ[k] for k in ("VERDICT_GATE_BWRAP",) if k in os.environ}
     return {
         **pinned,
@@ -122,6 +123,7 @@ def subprocess_env(ws: Workspace, bytecode: Path) -> dict[str, str]:
         "PYTHONPYCACHEPREFIX": str(bytecode),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(ws.scratch / "hypothesis"),
         "VERDICT_GATE_FIXTURES": str(ws.pack_dir / "fixtures"),
+        **({"TMPDIR": str(tmpdir)} if tmpdir is not None else {}),
         **ENV_PINS,
     }
 
@@ -141,7 +143,8 @@ def collection_roots(pack_dir: Path, oracles: Sequence[str]) -> list[str]:
     return [str(pack_dir / r) if r != "." else str(pack_dir) for r in roots]
 
 
-def _command(ws: Workspace, spec_file: Path, results: Path, ini: Path, selectors: Sequence[str]) -> list[str]:
+def _command(ws: Workspace, spec_file: Path, results: Path, ini: Path, selectors: Sequence[str],
+             basetemp: Path) -> list[str]:
     return [
         # -P: do not put the cwd (the candidate tree) first on sys.path, or a candidate
         # `pytest.py` would run instead of pytest. -s: no user site-packages.
@@ -151,6 +154,10 @@ def _command(ws: Workspace, spec_file: Path, results: Path, ini: Path, selectors
         "-c", str(ini), "--rootdir", str(ws.pack_dir), "--confcutdir", str(ws.pack_dir),
         "--continue-on-collection-errors", "-q", "--no-header", "-rN", "--tb=short",
         "--verdict-gate-spec", str(spec_file), "--verdict-gate-results", str(results),
+        # pytest's tmp_path and tmpdir, inside the directory the worker reads and writes at the same path
+        # (docs/design.md §8.1, "Files"): pytest removes and makes the basetemp itself, so the worker is given
+        # the directory above it.
+        "--basetemp", str(basetemp),
         *selectors,
     ]
 
@@ -392,8 +399,20 @@ def rotated(cpus: Sequence[int], pid: int) -> list[int]:
 SPIN_S = 0.002
 
 
+def _shared_dir(ws: Workspace, attempt: int) -> Path:
+    """The directory one oracle process and its workers share (docs/design.md §8.1, "Files"): pytest's basetemp
+    (``basetemp``, which pytest makes) and both processes' ``TMPDIR`` (``tmp``). Open to every user (sticky, as
+    ``/tmp``): a worker of a uid of its own writes there too, and its sandbox confines its writes to it."""
+    shared = ws.scratch / f"shared-{attempt}"
+    (shared / "tmp").mkdir(parents=True, exist_ok=True)
+    for made in (shared, shared / "tmp"):
+        made.chmod(0o1777)
+    return shared
+
+
 def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None,
-                    worker_cpu: int | None = None, method: str | None = None) -> dict[str, Any]:
+                    worker_cpu: int | None = None, method: str | None = None,
+                    shared: Path | None = None) -> dict[str, Any]:
     return {
         "level": level,
         "method": method,  # chosen once per run (fence.host.method): the oracle process does not probe again
@@ -408,10 +427,11 @@ def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: i
         "cwd": str(ws.tree_dir),
         "readonly": [str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
         "scratch": str(ws.scratch),
+        "shared": [str(shared)] if shared is not None else [],
         "secrets": [str(s) for s in ws.secrets],
         "limits": dict(ws.limits),
         "candidate_modules": list(ws.modules),
-        "named": None if ws.named is None else sorted(ws.named),
+        "reviewed": None if ws.reviewed is None else sorted(ws.reviewed),
     }
 
 
@@ -421,6 +441,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                  worker_cpu: int | None = None, method: str | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
     bytecode = bytecode_cache(ws.scratch, level)
+    shared = _shared_dir(ws, attempt)
     spec = {
         "python_path": [str(p) for p in ws.python_path],
         "roots": [[str(root), prefix] for root, prefix in ws.roots],
@@ -434,7 +455,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
         # Kept across runs: the plugin goes on writing bytecode for what tests import late; a per-run cache
         # (level none, or no shared one) is never read again, so nothing more is written into it.
         "keep_bytecode": bytecode == shared_bytecode_cache(),
-        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu, method),
+        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu, method, shared),
     }
     spec_file = ws.scratch / f"spec-{attempt}.json"
     spec_file.write_text(json.dumps(spec), encoding="utf-8")
@@ -450,8 +471,8 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
             # find, so the plugin selects the files and tests and reports a property whose node
             # matched none. pytest resolves path arguments from the cwd (the work tree); node ids
             # stay rootdir-relative.
-            _command(ws, spec_file, results_file, ini, collection_roots(ws.pack_dir, oracles)),
-            cwd=ws.tree_dir, env=subprocess_env(ws, bytecode), stdin=subprocess.DEVNULL, stdout=log,
+            _command(ws, spec_file, results_file, ini, collection_roots(ws.pack_dir, oracles), shared / "basetemp"),
+            cwd=ws.tree_dir, env=subprocess_env(ws, bytecode, shared / "tmp"), stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, so a timeout kills the whole tree
         )

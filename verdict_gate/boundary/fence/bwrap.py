@@ -53,6 +53,8 @@ def argv(policy: Policy, bwrap: str, *, root: Sequence[tuple[str, str | None]], 
     for path in sorted(set(binds), key=lambda p: (len(p), p)):
         if not any(path == s or path.startswith(s + "/") for s in system):  # already there
             out += ["--ro-bind", path, path]
+    for path in policy.shared:  # read and written by the oracle process and the worker alike (pytest's tmp_path)
+        out += ["--bind", path, path]
     out += ["--chdir", cwd]
     return out
 

@@ -16,15 +16,16 @@ PR_SET_PDEATHSIG = 1
 NO_BYTECODE = "/dev/null/verdict-gate-no-bytecode"
 
 
-def worker_env(tmp: str = "/tmp", bytecode: str | None = None) -> dict[str, str]:
+def worker_env(tmp: str = "/tmp", bytecode: str | None = None, tmpdir: str = "") -> dict[str, str]:
     """The worker's environment: nothing inherited (no token, no ``PYTHON*`` of the caller).
 
     The worker never writes bytecode, and reads it only under ``PYTHONPYCACHEPREFIX``, never from a
     ``__pycache__`` beside a module (a patch could commit one that does not match its source):
     ``bytecode``, the oracle process's cache as a fenced worker is shown it (:func:`.paths.bytecode_dirs`,
-    read-only), or :data:`NO_BYTECODE` for a worker that could write where a later one reads.
+    read-only), or :data:`NO_BYTECODE` for a worker that could write where a later one reads. ``tmpdir``:
+    its ``TMPDIR`` when it shares the oracle process's (``""``: ``tmp``).
     """
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LC_ALL": "C.UTF-8",
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmpdir or tmp, "LC_ALL": "C.UTF-8",
             "TZ": "UTC", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
             "PYTHONPYCACHEPREFIX": bytecode or NO_BYTECODE}
 

@@ -19,7 +19,7 @@ from . import bwrap as bubblewrap
 from .child import NO_BYTECODE, preexec, worker_env
 from .errors import Unavailable
 from .host import bwrap_userns, own_uid_works
-from .paths import BOUNDARY, SYSTEM_WRITE, bytecode_dirs, readable
+from .paths import BOUNDARY, SYSTEM_WRITE, bytecode_dirs, readable, real
 from .policy import DEFAULT_LIMITS, Policy, claims_of, worker_uid
 
 
@@ -39,7 +39,8 @@ class Launch:
 def worker_policy(level: str, method_name: str, *, readonly: Sequence[str], tmp: str, cwd: str,
                   limits: Mapping[str, int] | None = None, bytecode: str | None = None,
                   probes: Mapping[str, Sequence[Any]] | None = None, userns: bool | None = None,
-                  generation: int = 0, own_uid: bool | None = None) -> Policy:
+                  generation: int = 0, own_uid: bool | None = None, shared: Sequence[str] = (),
+                  tmpdir: str = "") -> Policy:
     """The :class:`Policy` of one worker at ``level`` by ``method_name`` (see :func:`.host.method`).
 
     Args:
@@ -54,28 +55,36 @@ def worker_policy(level: str, method_name: str, *, readonly: Sequence[str], tmp:
         own_uid: it may run as a uid of its own (:func:`.host.own_uid_works`; ``None``: probe): as root the
             ``landlock`` method needs one, and ``bwrap`` with a user namespace takes one (so its mapped root
             is nobody outside).
+        shared: directories it reads and writes at their own path as the oracle process does (the one holding
+            pytest's basetemp and both processes' ``TMPDIR``; docs/design.md §8.1, "Files").
+        tmpdir: the ``TMPDIR`` both use, inside ``shared`` (else its own ``tmp``).
 
     A worker whose identity outside owns files it must leave alone (the gate's own uid, or root: bubblewrap
     as root maps its user to root) gets :data:`.seccomp.METADATA` denied as well: Landlock does not fence
     modes, owners, times or extended attributes.
     """
     lim = {**DEFAULT_LIMITS, **(limits or {})}
+    both = tuple(sorted({real(p) for p in shared if os.path.isdir(p)}))
+    tmpdir = tmpdir if tmpdir and any(real(tmpdir).startswith(b + "/") for b in both) else ""
     root = os.geteuid() == 0
     own = own_uid_works() if own_uid is None else own_uid
     if method_name == "bwrap":
         ns = bwrap_userns() if userns is None else userns
         uid = worker_uid(generation=generation) if root and own and ns else None
         return Policy(level, method_name, claims_of(method_name), read=readable(readonly, bytecode),
-                      write=("/tmp", *SYSTEM_WRITE), tmp="/tmp", cwd=cwd, uid=uid, userns=ns or not root,
+                      write=("/tmp", *both, *SYSTEM_WRITE), shared=both, tmpdir=tmpdir, tmp="/tmp", cwd=cwd,
+                      uid=uid, userns=ns or not root,
                       landlock="best-effort", seccomp="best-effort", metadata=uid is None, limits=lim,
                       probes=dict(probes or {}))
     if method_name == "landlock":
         uid = worker_uid(generation=generation) if root else None
         return Policy(level, method_name, claims_of(method_name), read=readable(readonly, bytecode),
-                      write=(tmp, *SYSTEM_WRITE), tmp=tmp, cwd=cwd, uid=uid, landlock="required",
+                      write=(tmp, *both, *SYSTEM_WRITE), shared=both, tmpdir=tmpdir, tmp=tmp, cwd=cwd, uid=uid,
+                      landlock="required",
                       seccomp="required", metadata=uid is None, limits=lim, probes=dict(probes or {}))
     if method_name == "process":
-        return Policy(level, method_name, claims_of(method_name), tmp=tmp, cwd=cwd, limits=lim)
+        return Policy(level, method_name, claims_of(method_name), shared=both, tmpdir=tmpdir, tmp=tmp, cwd=cwd,
+                      limits=lim)
     raise Unavailable(f"no worker is started by method {method_name!r} at level {level!r}")
 
 
@@ -138,11 +147,12 @@ def launch(pol: Policy, *, bytecode: str | None = None) -> Launch:
             pol = replace(pol, userns=bwrap_userns() or os.geteuid() != 0)
         # With a uid of its own, bubblewrap itself runs as that uid (the preexec), unprivileged.
         argv = bubblewrap.command(pol, bwrap, readonly=[p for p in pol.read if os.path.isdir(p)], bytecode=bytecode)
-        return Launch(pol, (*argv, "--"), worker_env("/tmp", bytecode if bytecode_dirs(bytecode) else None),
+        return Launch(pol, (*argv, "--"), worker_env("/tmp", bytecode if bytecode_dirs(bytecode) else None,
+                                                     pol.tmpdir),
                       run_first, pol.cwd, False)
     if pol.method == "landlock":
         # Read-only under Landlock, so a worker can never plant bytecode a later one loads.
         shown = bytecode if bytecode_dirs(bytecode) else None
-        return Launch(pol, (), worker_env(pol.tmp, shown), run_first, pol.cwd, True)
+        return Launch(pol, (), worker_env(pol.tmp, shown, pol.tmpdir), run_first, pol.cwd, True)
     # A `process` worker can write as the gate's user: a bytecode prefix it reads could be poisoned.
-    return Launch(pol, (), worker_env(pol.tmp, NO_BYTECODE), run_first, pol.cwd, True)
+    return Launch(pol, (), worker_env(pol.tmp, NO_BYTECODE, pol.tmpdir), run_first, pol.cwd, True)

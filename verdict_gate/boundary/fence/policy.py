@@ -84,7 +84,11 @@ class Policy:
         method: ``bwrap``, ``landlock`` or ``process`` (:data:`METHODS`).
         claims: fence → whether this method claims it (the worker's probe must find each claimed one held).
         read: paths it may read and execute (Landlock); the interpreter, its code, the tree, the fixtures.
-        write: paths it may write: its private temp dir (and ``/dev/null``).
+        write: paths it may write: its private temp dir (and ``/dev/null``), and ``shared``.
+        shared: directories it reads and writes at their own path, as the oracle process does: the one that
+            holds pytest's base temporary directory (``tmp_path``) and the ``TMPDIR`` of both processes, which a
+            test and the candidate's code share as in one process (docs/design.md §8.1, "Files").
+        tmpdir: its ``TMPDIR``, the oracle process's too (inside ``shared``); ``""``: ``tmp``.
         tmp: its private temp dir (``TMPDIR``, ``HOME``); ``/tmp`` inside bubblewrap.
         cwd: its working directory (the candidate tree).
         uid: its own uid and gid (the gate is root and the method is ``landlock``), else ``None``.
@@ -104,6 +108,8 @@ class Policy:
     claims: Mapping[str, bool]
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()
+    tmpdir: str = ""
     tmp: str = "/tmp"
     cwd: str = "/"
     uid: int | None = None
@@ -119,7 +125,8 @@ class Policy:
         """The policy as the worker receives it in its ``hello``."""
         return {"level": self.level, "method": self.method, "claims": dict(self.claims),
                 "fences": {f: list(names) for f, names in self.fences.items()}, "read": list(self.read),
-                "write": list(self.write), "tmp": self.tmp, "cwd": self.cwd, "uid": self.uid,
+                "write": list(self.write), "shared": list(self.shared), "tmpdir": self.tmpdir, "tmp": self.tmp,
+                "cwd": self.cwd, "uid": self.uid,
                 "userns": self.userns, "landlock": self.landlock, "seccomp": self.seccomp,
                 "metadata": self.metadata, "limits": dict(self.limits),
                 "probes": {label: [name, list(args)] for label, (name, args) in self.probes.items()}}
@@ -137,6 +144,7 @@ class Policy:
                    claims={str(f): v is True for f, v in (doc.get("claims") or {}).items()},
                    read=tuple(str(p) for p in doc.get("read") or ()),
                    write=tuple(str(p) for p in doc.get("write") or ()),
+                   shared=tuple(str(p) for p in doc.get("shared") or ()), tmpdir=str(doc.get("tmpdir") or ""),
                    tmp=str(doc.get("tmp", "/tmp")), cwd=str(doc.get("cwd", "/")),
                    uid=None if uid is None else int(uid), userns=None if userns is None else bool(userns),
                    landlock=str(doc.get("landlock") or ""), seccomp=str(doc.get("seccomp") or ""),

@@ -17,7 +17,6 @@ too (:attr:`Client.boundary`): the gate's failure, never the candidate's.
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
 import os
 import subprocess
 import sys
@@ -33,9 +32,9 @@ from ..fence.errors import Unavailable
 from ..fence.policy import UNKNOWN
 from ..links import Links
 from ..load import WORKER
-from ..names import candidate_names, pack_module_names
+from ..names import pack_module_names, provided_names
 from ..protocol import CALL, HANDSHAKE_TIMEOUT_S, MAX_LOCAL, PACK_MODULES
-from . import callbacks, doctests, exceptions, handles, importer, records, textguard, translate
+from . import callbacks, doctests, exceptions, handles, importer, records, state, textguard, translate
 from .errors import IsolationUnavailable, NotCrossable, WorkerCrashed, named
 from .subclass import build as build_subclass
 
@@ -78,6 +77,9 @@ class Client:
             was compiled; a fenced worker reads the interpreter's part of it, read-only
             (:func:`.fence.paths.bytecode_dirs`), instead of compiling the standard library at every start;
             a ``process`` worker reads none.
+        shared: directories the worker reads and writes at their own path, as this process does: the one
+            holding pytest's basetemp and this process's ``TMPDIR`` (``tmp_path`` and ``tempfile`` are the same
+            directories on both sides, docs/design.md §8.1, "Files").
     """
 
     # The kinds of objects this client makes, for the spokes' isinstance checks (a spoke imports no other spoke).
@@ -93,11 +95,11 @@ class Client:
                  secrets: Sequence[str] = (),
                  limits: dict[str, int] | None = None, cap: int = codec.MAX_MESSAGE,
                  answer_timeout: float | None = None, worker_cpu: int | None = None, spin_s: float = 0.0,
-                 bytecode: str | None = None) -> None:
+                 bytecode: str | None = None, shared: Sequence[str] = ()) -> None:
         # What the worker is started with
         self.level, self.method, self.python_path, self.cwd = level, method, list(python_path), cwd
         self.userns, self.own_uid, self.readonly, self.limits = userns, own_uid, list(readonly), limits
-        self.scratch, self.secrets, self.bytecode = scratch, list(secrets), bytecode
+        self.scratch, self.secrets, self.bytecode, self.shared = scratch, list(secrets), bytecode, list(shared)
         self.cap, self.answer_timeout, self.worker_cpu, self.spin_s = cap, answer_timeout, worker_cpu, spin_s
         # The running worker: its process, its pipes, which one it is, what its start showed
         self.proc: subprocess.Popen[bytes] | None = None
@@ -143,6 +145,14 @@ class Client:
         # pytest reports them as the test's failure (the plugin sets this); elsewhere pytest would stop.
         self.as_itself = False
         self.keep: list[Any] = []  # oracle objects the worker's classes use for as long as it runs
+        # The state a test changes that the worker follows (docs/design.md §8.1, "State the test changes"): the
+        # environment (the gate's own, here at the start, is never sent), the working directory, sys.argv.
+        self.env_base = dict(os.environ)
+        self.env_seen = dict(os.environ._data)  # type: ignore[attr-defined]
+        self.env_sent: dict[str, str | None] = {}
+        self.cwd_sent: str | None = None
+        self.argv_base, self.argv_seen = list(sys.argv), sys.argv
+        self.argv_sent: list[str] | None = None
 
     # -- the worker's life ----------------------------------------------------------------------------
 
@@ -163,7 +173,9 @@ class Client:
             pol = launch.worker_policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path],
                                        tmp=self._tmp or "/tmp", cwd=self.cwd, limits=self.limits,
                                        bytecode=self.bytecode, probes=self._targets.probes(self.cwd, self.secrets),
-                                       userns=self.userns, generation=self.generation + 1, own_uid=self.own_uid)
+                                       userns=self.userns, generation=self.generation + 1, own_uid=self.own_uid,
+                                       shared=self.shared,
+                                       tmpdir=os.environ.get("TMPDIR", "") if self.shared else "")
             self._uid = pol.uid
             if pol.uid is not None:
                 if self._tmp:
@@ -376,6 +388,7 @@ class Client:
                 message["rel"], self.releases = self.releases, []
             if self.random_pending is not None:
                 message["rnd"], self.random_pending = self.random_pending, None
+            self._state_out(message)
             self._sync_out(message)
             if self.depth == 0:
                 self.raised_in_callbacks = []
@@ -393,6 +406,30 @@ class Client:
             generation = self.generation
         self._extras(answer)
         return answer, generation
+
+    def _state_out(self, message: dict[str, Any]) -> None:
+        """What the test changed of this process's state since the last frame, for the worker to follow
+        (docs/design.md §8.1, "State the test changes"): the names of the environment the test set or removed
+        (``monkeypatch.setenv``; the gate's own environment is never sent, the worker keeps its own), the working
+        directory (``monkeypatch.chdir``) and ``sys.argv`` where the test replaced it (a command line under test
+        reads it; pytest's own is never sent)."""
+        data = os.environ._data  # type: ignore[attr-defined]
+        if data != self.env_seen:
+            self.env_seen = dict(data)
+            base = self.env_base
+            changes: dict[str, str | None] = {k: v for k, v in os.environ.items() if base.get(k) != v}
+            changes.update({k: None for k in base if k not in os.environ})
+            if changes != self.env_sent:
+                message["env"], self.env_sent = changes, changes
+        cwd = state.CWD[0]
+        if cwd is not None and cwd != self.cwd_sent:
+            message["cwd"], self.cwd_sent = cwd, cwd
+        argv = sys.argv
+        if argv is not self.argv_seen:
+            self.argv_seen = argv
+            mine = [a for a in argv if type(a) is str] if argv != self.argv_base else None
+            if mine != self.argv_sent:
+                message["argv"], self.argv_sent = mine, mine
 
     def request(self, message: dict[str, Any]) -> Any:
         """Send ``message``, return the decoded ``ok`` value.
@@ -642,7 +679,7 @@ def _asked(message: dict[str, Any]) -> str:
 
 
 def install(client: Client, python_path: Sequence[str], pack_dir: str,
-            modules: Sequence[str] | None = None) -> importer.Finder:
+            modules: Sequence[str] | None = None, reviewed: Sequence[str] | None = None) -> importer.Finder:
     """Put the proxy hook first on ``sys.meta_path`` for the candidate's top-level names, make this process's
     ``random`` seeding reach the worker's (a test's ``random.seed(...)``, Hypothesis's per-example seeding:
     candidate code that draws from ``random`` draws what it would in plain pytest), and fence ``doctest``,
@@ -650,18 +687,24 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str,
     :mod:`.textguard`).
 
     ``modules`` (the catalog's): exactly these names are the candidate's. Without it, every name the
-    candidate's directories provide (:func:`..names.candidate_names`); one of them that is also importable
-    from the oracle's own ``sys.path`` (a package installed beside the gate) is ambiguous and its
-    import fails with the fix, rather than judge either one silently."""
+    candidate's directories provide (:func:`..names.provided_names`) that is neither the pack's own nor the
+    judge's (pytest, Hypothesis, the gate): as plain pytest with the candidate's directories on ``PYTHONPATH``,
+    the candidate's module wins over one installed beside the gate, and over one the judge imported already
+    (:func:`.importer.shadow`: the judge keeps its own) — if the base revision provides it too (``reviewed``;
+    ``None``: any). A module only the patch adds, named like one installed beside the gate, is not served to
+    the pack: it would shadow the pack's own tool (``import yaml`` to read its data)."""
     client.oracle_roots = [os.path.realpath(pack_dir) + os.sep, pack_dir.rstrip(os.sep) + os.sep]
     _follow_random(client)
+    state.follow_cwd()
     doctests.install(client)
     textguard.install(client)
-    if modules:
-        return _insert(importer.Finder(client, modules))
-    names = candidate_names(python_path, pack_module_names(pack_dir))
-    ambiguous = {n for n in names if importlib.machinery.PathFinder.find_spec(n, sys.path) is not None}
-    return _insert(importer.Finder(client, names - ambiguous, ambiguous))
+    names = set(modules) if modules else provided_names(python_path) - pack_module_names(pack_dir)
+    names = {n for n in names if not importer.judges(n)}
+    loaded = {m.partition(".")[0] for m in list(sys.modules)}
+    if not modules and reviewed is not None:  # the judge's own modules stay the judge's unless reviewed
+        names = {n for n in names if n in reviewed or not (n in loaded or importer.installed(n))}
+    importer.shadow(names & loaded)
+    return _insert(importer.Finder(client, names))
 
 
 def _follow_random(client: Client) -> Any:

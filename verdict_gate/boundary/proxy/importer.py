@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Iterable
@@ -152,18 +154,11 @@ class _Loader(importlib.abc.Loader):
 class Finder(importlib.abc.MetaPathFinder):
     """Import hook: the names in ``names`` (top-level) are candidate modules, imported as proxies."""
 
-    def __init__(self, client: Client, names: Iterable[str], ambiguous: Iterable[str] = ()) -> None:
-        self.client, self.names, self.ambiguous = client, frozenset(names), frozenset(ambiguous)
+    def __init__(self, client: Client, names: Iterable[str]) -> None:
+        self.client, self.names = client, frozenset(names)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         top = fullname.partition(".")[0]
-        if top in self.ambiguous:
-            # Installed beside the gate *and* provided by the candidate: which one a property means
-            # cannot be told, and serving either silently could judge the wrong code.
-            raise ImportError(f"{top!r} is both a module of the candidate (its python_path) and installed beside "
-                              f"verdict-gate, so `import {fullname}` is ambiguous: list the candidate's modules in the "
-                              f"catalog (`modules: [{top}, ...]`) if the properties mean the candidate's, or rename "
-                              "the candidate's module", name=fullname)
         if top not in self.names:
             return None
         try:
@@ -182,3 +177,89 @@ class Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
+
+
+# --- a candidate module the judge imported too --------------------------------------------------------------
+
+# The judge's own top-level modules: never the candidate's, whatever its directories hold (a candidate
+# `hypothesis.py` changes nothing of the judge's).
+JUDGE = frozenset({"pytest", "_pytest", "pluggy", "hypothesis", "py", "_verdict_gate_boundary", "verdict_gate",
+                   "verdict_gate_plugin"})
+_SAVED: dict[str, types.ModuleType] = {}  # the judge's copies of the shadowed modules, by full name
+_SHADOWED: set[str] = set()  # their top-level names
+_JUDGE_GLOBALS: dict[int, dict[str, Any]] = {}  # id → the namespace of every module loaded before the hook
+_SWAP = threading.RLock()
+
+
+def installed(name: str) -> bool:
+    """Whether the oracle process's own ``sys.path`` has a top-level module ``name`` (beside the gate)."""
+    return importlib.machinery.PathFinder.find_spec(name, sys.path) is not None
+
+
+def judges(name: str) -> bool:
+    """Whether ``name`` is one of the judge's modules (pytest's, Hypothesis's, the gate's)."""
+    top = name.partition(".")[0]
+    return top in JUDGE or top.startswith("_hypothesis")
+
+
+def shadow(tops: Iterable[str]) -> None:
+    """Serve the candidate's modules ``tops`` to the pack, although the judge imported a module of the same name
+    first (pytest's ``packaging``, Hypothesis's ``attrs`` or ``sortedcontainers``): as plain pytest with the
+    candidate's directories on ``PYTHONPATH``, the candidate's wins for the tests (docs/design.md §8.1).
+
+    The judge's copies (and their submodules) leave ``sys.modules``, so the import hook serves the candidate's to
+    the pack and to whatever the pack imports (``mock.patch("packaging.version.X")`` too); the modules loaded
+    before now (the judge: pytest, Hypothesis, what they use, the standard library), and pytest's and Hypothesis's
+    modules loaded later, get the judge's copies when they import one of these names again
+    (:func:`_guarded_import`), so candidate code never answers for the judge."""
+    import builtins
+
+    tops = set(tops) - _SHADOWED
+    if not tops:
+        return
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType):
+            _JUDGE_GLOBALS.setdefault(id(module.__dict__), module.__dict__)
+        if name.partition(".")[0] in tops:
+            _SAVED[name] = sys.modules.pop(name)
+    _SHADOWED.update(tops)
+    if getattr(builtins.__import__, "_vg_original", None) is None:
+        original = builtins.__import__
+
+        def guarded(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+            if globals is not None and _SHADOWED and _judges(globals):
+                package = globals.get("__package__") or ""
+                full = importlib.util.resolve_name("." * level + name, package) if level else name
+                if full.partition(".")[0] in _SHADOWED:
+                    return _judge_import(original, name, globals, locals, fromlist, level)
+            return original(name, globals, locals, fromlist, level)
+
+        guarded._vg_original = original  # type: ignore[attr-defined]
+        builtins.__import__ = guarded
+
+
+def _judges(namespace: Any) -> bool:
+    """Whether an ``import`` comes from the judge: a module loaded before the hook, or one of pytest's or
+    Hypothesis's loaded later."""
+    if _JUDGE_GLOBALS.get(id(namespace)) is namespace:
+        return True
+    name = namespace.get("__name__") if type(namespace) is dict else None
+    return type(name) is str and judges(name)
+
+
+def _judge_import(original: Any, name: str, globals: Any, locals: Any, fromlist: Any, level: int) -> Any:
+    """``import`` with the judge's copies of the shadowed modules in ``sys.modules`` (the proxies out) meanwhile."""
+    with _SWAP:
+        proxies = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in _SHADOWED}
+        for n in proxies:
+            del sys.modules[n]
+        sys.modules.update(_SAVED)
+        try:
+            return original(name, globals, locals, fromlist, level)
+        finally:
+            for n in [n for n in sys.modules if n.partition(".")[0] in _SHADOWED]:
+                module = sys.modules.pop(n)
+                _SAVED[n] = module
+                if isinstance(module, types.ModuleType):
+                    _JUDGE_GLOBALS.setdefault(id(module.__dict__), module.__dict__)
+            sys.modules.update(proxies)

@@ -22,7 +22,9 @@ import copy
 import importlib
 import io
 import operator
+import os
 import random
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -123,6 +125,11 @@ class Worker:
         # to (a cache it stores, a list a lazy iterator reads): this copy and the oracle's own are kept in step.
         self.links = Links()
         self.out, self.err = _Output("stdout"), _Output("stderr")
+        # What the test changes of its process, followed here (docs/design.md §8.1): this process's own state
+        # before any change, and the environment names changed so far.
+        self.env_own = dict(os.environ)
+        self.env_changed: dict[str, Any] = {}
+        self.home, self.argv_own = os.getcwd(), list(sys.argv)
         self.values = Values(self)
         self.encode, self.decode = self.values.encode, self.values.decode
 
@@ -169,6 +176,33 @@ class Worker:
             if ref is not None:
                 ref._vg_forget()
         self.links.apply(frame.get("sync"), self.decode)
+
+    def _follow(self, req: dict[str, Any]) -> None:
+        """The test's changes to the oracle process's state (docs/design.md §8.1, "State the test changes"):
+        ``env``, name → value or ``None`` for a name it removed (a name changed before and not listed now is this
+        process's own again: the test undid it); ``cwd``, its working directory, entered where this process can
+        (else the candidate tree, its own); ``argv``, the list a test put in ``sys.argv`` (``None``: its own)."""
+        changes = req.get("env")
+        if type(changes) is dict:
+            for name in set(self.env_changed) | set(changes):
+                value = changes.get(name, self.env_own.get(name))
+                if type(name) is not str or (value is not None and type(value) is not str):
+                    continue
+                with contextlib.suppress(ValueError, OSError):
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+            self.env_changed = dict(changes)
+        if "cwd" in req:
+            try:
+                os.chdir(str(req["cwd"]))
+            except (OSError, ValueError):
+                with contextlib.suppress(OSError):
+                    os.chdir(self.home)
+        if "argv" in req:
+            argv = req["argv"]
+            sys.argv = [str(a) for a in argv] if type(argv) is list else list(self.argv_own)
 
     def _random(self, rnd: Any) -> None:
         """The oracle seeded its ``random`` (a test's ``random.seed(...)``, Hypothesis's seeding): seed this
@@ -278,6 +312,8 @@ class Worker:
         rnd = req.get("rnd")
         if rnd is not None:
             self._random(rnd)
+        if "env" in req or "cwd" in req or "argv" in req:
+            self._follow(req)
         op = req.get("op")
         handler = HANDLERS.get(op) if isinstance(op, str) else None
         if handler is None:

@@ -92,8 +92,8 @@ def worker_policy(level: str, method_name: str, *, readonly: Sequence[str], tmp:
 # (:func:`warm_bytecode`), or every fenced worker, which reads that cache but never writes it, compiles them
 # from source at each start (the worker's own code alone is about 25 ms of it). Paths below the boundary package.
 WORKER_MODULES = ("worker/main", "worker/__init__", "worker/server", "worker/values", "worker/refs", "codec",
-                  "links", "protocol", "sources", "fence/__init__", "fence/apply", "fence/errors", "fence/landlock",
-                  "fence/libc", "fence/policy", "fence/probe", "fence/seccomp")
+                  "links", "protocol", "ship", "sources", "fence/__init__", "fence/apply", "fence/errors",
+                  "fence/landlock", "fence/libc", "fence/policy", "fence/probe", "fence/seccomp")
 WORKER_STDLIB = ("pickle", "_compat_pickle")
 _WARMED: set[str] = set()
 

@@ -90,7 +90,11 @@ class Callbacks:
                 value = apply(client, obj, do, args, kwargs, req.get("name"))
             finally:
                 client.lock._acquire_restore(held)  # type: ignore[attr-defined]
-            return {"ok": client.link_result(value)}
+            answer = {"ok": client.link_result(value)}
+            changed = self._changed_arguments(req, args, kwargs)
+            if changed:
+                answer["mut"] = changed
+            return answer
         except (KeyboardInterrupt, SystemExit) as exc:
             if getattr(exc, "__verdict_gate_origin__", None) != "candidate":
                 raise  # the oracle process's own (Ctrl-C): never handed to candidate code
@@ -107,6 +111,22 @@ class Callbacks:
             return {"raise": client.exception_body(exc)}
         finally:
             client.depth -= 1
+
+    def _changed_arguments(self, req: dict[str, Any], args: Any, kwargs: dict[str, Any]) -> list[list[Any]]:
+        """``[[position or name, new state], …]`` of the list, dict, set and bytearray arguments of a callback the
+        oracle's code changed in place (a transform a test hands to tinydb's ``update`` adds to the document it
+        is given): they came by value, and the worker changes its own the same way, as one process would."""
+        out: list[list[Any]] = []
+        sent: list[tuple[Any, Any]] = [*enumerate(req.get("args") or []), *(tuple(kv) for kv in req.get("kw") or [])]
+        given: dict[Any, Any] = dict(enumerate(args if isinstance(args, list) else []))
+        given.update(kwargs)
+        for key, tree in sent:
+            value = given.get(key)
+            if type(value) in (list, dict, set, bytearray):
+                now = self.client.encode(value, top=False)
+                if now != tree:
+                    out.append([key, now])
+        return out
 
     def next_batch(self, it: Any, n: int) -> dict[str, Any]:
         """Up to ``n`` items of the oracle's iterator ``it``, and how it ended if it did (``end``, ``then``)."""
@@ -265,9 +285,11 @@ def _signature_of(client: Client, obj: Any, do: str, args: list[Any], kwargs: di
 
 
 def _vars(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
-    if not (_pack_class(obj, client) and isinstance(getattr(obj, "__dict__", None), dict)):
+    # The public data only, as a copy: never the private state of a test's object, and never a way to bind
+    # behaviour onto it (docs/design.md §8.1, "Data, never behaviour"); setattr is the way to change its data.
+    if not ((_pack_class(obj, client) or _oracle_function(obj)) and isinstance(getattr(obj, "__dict__", None), dict)):
         raise _refusal(obj, do, name)
-    return obj.__dict__  # linked (Client.link_result): candidate code writes the instance's own dict
+    return {k: v for k, v in obj.__dict__.items() if _public(k)}
 
 
 def _check(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
@@ -278,23 +300,54 @@ def _check(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str,
 
 
 def _getattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
-    if not (_public(name) and _pack_class(obj, client)):
+    if not (_public(name) and (_pack_class(obj, client) or _oracle_function(obj))):
         raise _refusal(obj, do, name)
     return getattr(obj, name)
 
 
 def _setattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
-    if not (_public(name) and _pack_class(obj, client)):
+    function_data = _oracle_function(obj) and name in _FUNCTION_DATA
+    if not ((_public(name) and (_pack_class(obj, client) or _oracle_function(obj))) or function_data):
         raise _refusal(obj, do, name)
+    _data_only(client, obj, name, _one(args))
     setattr(obj, name, _one(args))
     return None
 
 
 def _delattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
-    if not (_public(name) and _pack_class(obj, client)):
+    if not (_public(name) and (_pack_class(obj, client) or _oracle_function(obj))):
         raise _refusal(obj, do, name)
     delattr(obj, name)
     return None
+
+
+def _oracle_function(obj: Any) -> bool:
+    """A function of the oracle's (a test's helper, a lambda): its attributes are data candidate code may read
+    and set, as a decorator does (jmespath's ``@signature(...)`` sets ``func.signature``); its code, globals,
+    closure and defaults never cross."""
+    return type(obj) is types.FunctionType
+
+
+# A function's data besides its __dict__ that functools.update_wrapper sets (its name, its docstring).
+_FUNCTION_DATA = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
+
+
+def _data_only(client: Client, obj: Any, name: str, value: Any) -> None:
+    """Refuse binding behaviour onto an oracle object (docs/design.md §8.1, "Data, never behaviour"): a callable, a
+    class or a descriptor (a candidate function, an object with ``__call__``), which the oracle's own code would
+    run believing it its own (a ``Mock``'s ``assert_called_once_with``, a test's method); a function's name or
+    docstring that is not a string."""
+    if name in _FUNCTION_DATA:
+        if value is not None and type(value) is not str:
+            raise _Refused(f"an oracle function's {name} is a string")
+        return
+    if isinstance(value, client.Handle):
+        behaviour = value._vg_desc.get("k") in ("fn", "cls") or bool(value._vg_desc.get("dg"))
+    else:
+        behaviour = callable(value) or isinstance(value, type) or hasattr(type(value), "__get__")
+    if behaviour:
+        raise _Refused(f"candidate code may set data on an oracle {type(obj).__name__}, never behaviour: {name!r} "
+                       "would be bound to a callable")
 
 
 def _setitem(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:

@@ -21,12 +21,13 @@ import os
 import subprocess
 import sys
 import threading
+import types
 import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .. import codec
+from .. import codec, ship
 from ..fence import host, launch, reap, targets
 from ..fence.errors import Unavailable
 from ..fence.policy import UNKNOWN
@@ -122,6 +123,7 @@ class Client:
         self.local: dict[int, Any] = {}
         self.local_ids: dict[int, int] = {}
         self.next_local = 1
+        self.shipped: set[int] = set()  # reference ids of the oracle functions the worker holds a copy of
         self.handles: weakref.WeakValueDictionary[tuple[int, int], handles.Handle] = weakref.WeakValueDictionary()
         self.releases: list[int] = []  # handles the oracle dropped, to tell the worker with the next request
         self.links = Links()
@@ -195,6 +197,7 @@ class Client:
             _CLIENTS.append(self)
         self.local.clear()
         self.local_ids.clear()
+        self.shipped.clear()
         self.local[PACK_MODULES] = callbacks._PackModules()
         hello = {"python_path": self.python_path, "cwd": self.cwd, "policy": pol.to_json(),
                  "cpu": self.worker_cpu, "spin_s": self.spin_s}
@@ -622,6 +625,12 @@ class Client:
             self.local[rid] = obj
             self.local_ids[id(obj)] = rid
         desc: dict[str, Any] = {"id": rid, "c": callbacks.caps(obj)}
+        if type(obj) is types.FunctionType and rid not in self.shipped:
+            copy = ship.body(obj, tuple(self.oracle_roots), translate.stdlib_ref)
+            if copy is not None:  # a pure function of the pack's: the worker runs a copy (ship.py says why)
+                desc["fn"] = self.encode(copy)
+                self.shipped.add(rid)
+                return {"o": desc}
         names = {}
         for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
             try:

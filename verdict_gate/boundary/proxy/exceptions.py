@@ -10,6 +10,7 @@ the client of this process); this module imports only the protocol, the codec an
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -82,15 +83,35 @@ def _mirror_getattr(self: BaseException, name: str) -> Any:
     return client.request({"op": GETATTR, "obj": {"id": held}, "name": name})
 
 
+def _stdlib_exception(module: str, qualname: str) -> type | None:
+    """The standard library's own exception class ``module.qualname`` (``json.decoder.JSONDecodeError``) as this
+    process has it, so ``pytest.raises(json.JSONDecodeError)`` catches what the candidate's ``json.loads`` raised;
+    ``None`` for a class of any other module (a candidate's is mirrored)."""
+    if module == "builtins" or module.partition(".")[0] not in sys.stdlib_module_names or module not in sys.modules:
+        return None
+    found: Any = sys.modules[module]
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
 def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception, *, ordinary_stop: bool = False) -> type:
     """A local exception class standing for a candidate's, ranked like it: builtin classes are
     themselves (``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` as themselves, a candidate's
-    other ``BaseException``-only classes as :class:`CandidateBaseException`); every other class in the chain
-    is a local class with the candidate's module and qualified name. ``ordinary_stop``: ``StopIteration`` and
-    ``StopAsyncIteration`` (and subclasses) become ordinary exceptions (a candidate call other than
-    ``__next__`` must not end the oracle's loop)."""
+    other ``BaseException``-only classes as :class:`CandidateBaseException`), the standard library's its own
+    (:func:`_stdlib_exception`); every other class in the chain is a local class with the candidate's module and
+    qualified name, one per candidate class. ``ordinary_stop``: ``StopIteration`` and ``StopAsyncIteration`` (and
+    subclasses) become ordinary exceptions (a candidate call other than ``__next__`` must not end the oracle's
+    loop)."""
     chain = [(str(m), str(q)) for m, q in mro if not (m == "builtins" and q in ("object", "BaseException"))]
+    # One candidate class, one local class: the choice matters only to a class that is a StopIteration.
+    ordinary_stop = ordinary_stop and any(n in (("builtins", "StopIteration"), ("builtins", "StopAsyncIteration"))
+                                          for n in chain)
     for module, qualname in reversed(chain):
+        stdlib = _stdlib_exception(module, qualname)
+        if stdlib is not None and issubclass(stdlib, base):
+            base = stdlib
+            continue
         if module == "builtins":
             found = _builtin_exception(qualname)
             if found is None:
@@ -115,8 +136,14 @@ def mirror_exception(mro: Sequence[Sequence[str]], base: type = Exception, *, or
 
 
 def _local_exception(cls: type, *args: Any) -> BaseException:
-    """An instance of a (mirror) exception class built here, never by the candidate's constructor."""
-    exc = type.__call__(cls, *args)
+    """An instance of a (mirror) exception class built here, never by the candidate's constructor; a class of the
+    standard library whose constructor takes other arguments than its ``args`` (``JSONDecodeError(msg, doc,
+    pos)`` keeps only ``msg``) is made without it, holding those ``args``."""
+    try:
+        exc = type.__call__(cls, *args)
+    except Exception:
+        exc = cls.__new__(cls, *args)
+        exc.args = args
     assert isinstance(exc, BaseException)
     return exc
 

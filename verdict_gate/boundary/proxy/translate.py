@@ -11,6 +11,7 @@ Part of the oracle side's hub (with :mod:`.client`): it imports the spokes, none
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib
 import sys
 import types
@@ -261,7 +262,7 @@ def _local(module: str, qualname: str) -> Any:
 # --- encoding ----------------------------------------------------------------------------------------------
 
 
-def _stdlib_ref(obj: Any) -> list[str] | None:
+def stdlib_ref(obj: Any) -> list[str] | None:
     """``[module, qualname]`` of a function or class of the standard library (or a builtin), which the worker
     resolves to its own copy: ``key=str.lower``, ``parse_float=Decimal`` stay plain calls there."""
     if not (isinstance(obj, (type, types.BuiltinFunctionType, types.FunctionType)) or
@@ -323,7 +324,11 @@ def encode_local(client: Client, obj: Any) -> Any:
             return {"mod": name}
         raise client.limit(f"the oracle's module {name!r} cannot be passed to candidate code across the isolation "
                            "boundary (a module of the standard library or of the candidate can)")
-    ref = _stdlib_ref(obj)
+    ref = stdlib_ref(obj)
     if ref is not None:
         return {"h": {"ref": ref}}
+    if isinstance(obj, enum.Enum):
+        home = stdlib_ref(type(obj))
+        if home is not None:  # re.IGNORECASE, re.I | re.M: the worker's own member, from its value
+            return {"en": {"c": {"ref": home}, "v": client.encode(obj.value)}}
     return client.reference(obj)

@@ -98,7 +98,7 @@ class OracleRef:
         return self._vg("getattr", name=name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("_"):
+        if name.startswith("_") and name not in ("__name__", "__qualname__", "__doc__", "__module__"):
             raise AttributeError(f"an oracle object's {name!r} cannot be set across the isolation boundary")
         self._vg("setattr", value, name=name)
 

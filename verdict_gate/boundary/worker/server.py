@@ -125,6 +125,8 @@ class Worker:
         # to (a cache it stores, a list a lazy iterator reads): this copy and the oracle's own are kept in step.
         self.links = Links()
         self.out, self.err = _Output("stdout"), _Output("stderr")
+        self.shipped: dict[int, Any] = {}  # reference id → the copy of a pure oracle function (ship.py)
+        self.shipped_ids: dict[int, int] = {}
         # What the test changes of its process, followed here (docs/design.md §8.1): this process's own state
         # before any change, and the environment names changed so far.
         self.env_own = dict(os.environ)
@@ -258,13 +260,21 @@ class Worker:
             return frame
 
     def callback(self, rid: int, do: str, args: list[Any], extra: dict[str, Any]) -> Any:
-        """Ask the oracle to apply ``do`` to its object ``rid`` (re-entrant); its answer, or its exception."""
+        """Ask the oracle to apply ``do`` to its object ``rid`` (re-entrant); its answer, or its exception. A list,
+        dict, set or bytearray argument the oracle's code changed in place is changed here too, as one process
+        would have it (the answer's ``mut``)."""
         message: dict[str, Any] = {"op": CALLBACK, "obj": rid, "do": do, "args": self.encode(args)}
+        kwargs = extra.get("kw") or {}
         if "kw" in extra:
-            message["kw"] = [[k, self.encode(v)] for k, v in extra["kw"].items()]
+            message["kw"] = [[k, self.encode(v)] for k, v in kwargs.items()]
         if "name" in extra:
             message["name"] = str(extra["name"])
         answer = self._exchange(message)
+        for key, tree in answer.get("mut") or ():
+            target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+            if type(target) in (list, dict, set, bytearray):
+                with contextlib.suppress(TypeError, ValueError, AttributeError, codec.ProtocolError):
+                    codec.replace_in_place(target, self.decode(tree))
         return self._outcome(answer)
 
     def next_batch(self, rid: int, n: int) -> tuple[list[Any], BaseException | None]:

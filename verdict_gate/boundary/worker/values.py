@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import codec
+from .. import codec, ship
 from ..protocol import MAX_FRAMES, MAX_RAISED, MAX_TEXT
 from .errors import named
 from .refs import OracleRef, ref_class
@@ -69,6 +69,10 @@ class Values:
         cls = type(value)
         if isinstance(value, OracleRef):
             return {"o": value._vg_id}
+        if cls is types.FunctionType:
+            rid = self.worker.shipped_ids.get(id(value))
+            if rid is not None and self.worker.shipped.get(rid) is value:
+                return {"o": rid}  # the copy of an oracle function: the oracle's own again
         if isinstance(value, BaseException):  # an exception as a value (a handler's argument): as data
             return {"xv": self.exception(value)}
         if isinstance(value, type):
@@ -247,6 +251,16 @@ class Values:
     def _reference(self, p: Any) -> Any:
         worker = self.worker
         rid = int(p["id"]) if isinstance(p, dict) else int(p)
+        copy = worker.shipped.get(rid)
+        if copy is not None:
+            return copy
+        if isinstance(p, dict) and "fn" in p:  # a pure function of the oracle's, run here as a copy (ship.py)
+            try:
+                copy = ship.make(self.decode(p["fn"]), self._resolve_ref)
+            except ValueError as exc:
+                raise codec.ProtocolError(str(exc)) from None
+            worker.shipped[rid], worker.shipped_ids[id(copy)] = copy, rid
+            return copy
         ref = worker.refs.get(rid)
         if ref is None:
             if not isinstance(p, dict):
@@ -267,6 +281,8 @@ class Values:
         return cls(**fields)
 
     def _enum_member(self, p: Any) -> Any:
+        if "v" in p:  # a member of a standard library enum, by value (a flag may combine several: re.I | re.M)
+            return self._handle(p["c"])(self.decode(p["v"]))
         return self._handle(p["c"])[p["n"]]
 
     def _exception_class(self, p: Any) -> Any:

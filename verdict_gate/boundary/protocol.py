@@ -33,23 +33,28 @@ class Op(NamedTuple):
 
 IMPORT, GETATTR, SETATTR, DELATTR, CALL, NEXT, DUNDER = "import", "getattr", "setattr", "delattr", "call", "next", \
     "dunder"
-SIGNATURE, DIR, VARS, EXCEPTION, SUBCLASS, UNPICKLE, EVAL, DOCTEST, PING = "signature", "dir", "vars", "exception", \
-    "subclass", "unpickle", "eval", "doctest", "ping"
+SIGNATURE, DIR, VARS, EXCEPTION, SHADOW, NEW, MEMBERS = "signature", "dir", "vars", "exception", "shadow", "new", \
+    "members"
+UNPICKLE, EVAL, DOCTEST, PING = "unpickle", "eval", "doctest", "ping"
 
 OPS: dict[str, Op] = {op.name: op for op in (
     Op(IMPORT, ("mod",), "{pkg, file, doc} of the candidate module imported"),
-    Op(GETATTR, ("obj", "name"), "the attribute; a list, dict or set of a module or object as a live handle"),
+    Op(GETATTR, ("obj", "name", "inh"), "the attribute; a list, dict or set of a module or object as a live handle; "
+       "inh: as the first class that is no shadow defines it (super() from an oracle class)"),
     Op(SETATTR, ("obj", "name", "value"), "None"),
     Op(DELATTR, ("obj", "name"), "None"),
     Op(CALL, ("obj", "args", "kw"), "the result; with mut, the by-value arguments the call changed in place"),
     Op(NEXT, ("obj", "n"), "a list of up to n items; end (it ended) or then (the exception that ended it)"),
-    Op(DUNDER, ("obj", "name", "arg", "exc"), "what the special method name (__len__, __add__ …) returns"),
+    Op(DUNDER, ("obj", "name", "arg", "exc", "inh"), "what the special method name (__len__, __add__ …) returns; "
+       "inh: as for GETATTR"),
     Op(SIGNATURE, ("obj",), "inspect.signature of a candidate callable"),
     Op(DIR, ("obj",), "dir() of the object, sorted"),
     Op(VARS, ("obj",), "a module's namespace: its public names and __name__, __doc__, __all__, __file__"),
     Op(EXCEPTION, ("obj", "args", "kw"), "None, with exc: an exception the candidate's class built"),
-    Op(SUBCLASS, ("name", "qualname", "module", "src", "file", "names", "globals", "values"),
-       "a handle to the oracle's subclass of a candidate class, built in the worker from its source"),
+    Op(SHADOW, ("name", "qualname", "module", "bases", "over", "data", "oracle", "kw"),
+       "{hid} of the shadow of an oracle class deriving from candidate classes (worker/shadows.py)"),
+    Op(NEW, ("obj", "twin", "args", "kw"), "{hid, t} of a new instance of a shadow, its twin the oracle object given"),
+    Op(MEMBERS, ("obj",), "[[name, kind], …] of what a candidate class's own classes define (m, p, d)"),
     Op(UNPICKLE, ("arg",), "pickle.loads of candidate bytes, in the worker"),
     Op(EVAL, ("src", "globals"), "eval of a candidate text with a copy of the property's namespace"),
     Op(DOCTEST, ("mod", "path", "opts"), "[failed, attempted] of doctest.testmod or testfile, run in the worker"),
@@ -77,11 +82,12 @@ VERBS: dict[str, Op] = {op.name: op for op in (
     Op("instancecheck", ("args",), "isinstance(arg, the oracle's class)"),
     Op("subclasscheck", ("args",), "issubclass(arg, the oracle's class)"),
     Op("getattr", ("name",), "a public attribute of a test's own instance, or of a module of the pack"),
+    Op("invoke", ("name", "args", "kw"), "a method an oracle class that derives from a candidate class defines"),
+    Op("twin", ("args",), "the oracle object of an instance of a shadow candidate code made, by reference"),
     Op("setattr", ("name", "args"), "None (a public attribute of a test's own instance)"),
     Op("delattr", ("name",), "None (a public attribute of a test's own instance)"),
     Op("dir", (), "the public names of a test's own instance, else []"),
     Op("pickle", (), "None once plain pickle could pickle the object (its bytes stay in the oracle)"),
-    Op("global", ("name",), "a name a class statement's source uses, from its module's globals"),
     Op("module", ("name",), "a reference to a module of the pack, or None"),
 )}
 
@@ -104,9 +110,11 @@ KEYS: dict[str, str] = {
     "arg": "a special method's operand", "value": "the value to set", "n": "items asked for",
     "ra": "read the oracle's iterator ahead (asked; answered where it was)", "exc": "what a with-body raised",
     "mod": "a module name", "path": "a file", "opts": "doctest's options", "src": "source text",
-    "globals": "a namespace, or the reference of a class statement's module globals",
-    "qualname": "a class's qualified name", "module": "a class's module", "file": "the source's file name",
-    "names": "the names a class statement uses", "values": "[[name, value], …] those names had",
+    "globals": "a namespace (eval)", "inh": "the implementation a shadow inherits (super() of an oracle class)",
+    "qualname": "a class's qualified name", "module": "a class's module",
+    "bases": "a shadow's bases (handles)", "over": "[[name, kind], …] an oracle class defines (m, p, c, s)",
+    "data": "[[name, value], …] of an oracle class's data", "oracle": "the oracle class (a reference)",
+    "twin": "the oracle object of a new shadow instance (a reference)",
     # an answer
     "ok": "the value", "raise": "an exception as data (its class names, args, msg, frames …)",
     "fail": "a limit of the boundary met answering (never the candidate's exception)",

@@ -5,11 +5,13 @@ Part of the boundary package: standard library only, loaded by path by the pytes
 which uses :class:`Client` and :func:`install`. The hub is :mod:`.client` (with :mod:`.translate`); the
 spokes hold the client they are given:
 
-- :mod:`.handles` — candidate objects held in the worker (:class:`Handle`, :class:`RemoteClass` …);
+- :mod:`.handles` — candidate objects held in the worker (:class:`Handle`, :class:`RemoteFunction` …), and the
+  probes that catch a lying answer;
+- :mod:`.classes` — one local class per candidate class (:class:`ProxyType`), and the oracle's classes that
+  derive from them, with their shadows in the worker;
 - :mod:`.records` — dataclass, named tuple and attrs instances and enum members, compared by value;
 - :mod:`.exceptions` — the candidate's exceptions mirrored, the oracle's as data;
 - :mod:`.importer` — the import hook and :class:`ProxyModule`;
-- :mod:`.subclass` — a test's class statement whose base is a candidate class, built in the worker;
 - :mod:`.callbacks` — what the worker may do with an oracle object (and which iterators it may read ahead);
 - :mod:`.textguard`, :mod:`.doctests` — candidate text never runs as code here;
 - :mod:`.errors` — the exceptions, and why every class here is named as this package's (:func:`.errors.named`).
@@ -17,7 +19,8 @@ spokes hold the client they are given:
 Every class of the package is re-exported here under the name it reports (pickle, and the evidence, know it so).
 """
 
-from .callbacks import Callbacks, _ModuleGlobals, _PackModule, _PackModules
+from .callbacks import Callbacks, _PackModule, _PackModules
+from .classes import ProxyType, _Inherited
 from .client import Client, current, install
 from .errors import (
     BoundaryError,
@@ -34,13 +37,12 @@ from .exceptions import _MirrorMeta, exception_from, mirror_exception
 from .handles import (
     Handle,
     LiveHandle,
-    RemoteClass,
+    LyingEquality,
     RemoteFunction,
     _End,
-    _HandleType,
     _InstanceAttr,
     _OwnModule,
-    _Unsized,
+    _Probe,
     _ValueMirror,
 )
 from .importer import Finder, ProxyModule, _Loader
@@ -49,9 +51,8 @@ from .textguard import Texts
 
 __all__ = [
     "BoundaryError", "BoundaryWarning", "Callbacks", "CandidateBaseException", "CandidateKeyboardInterrupt",
-    "Client", "EnumMember", "Finder", "Handle", "IsolationUnavailable", "LiveHandle", "NotCrossable", "ProxyModule",
-    "RemoteClass", "RemoteFunction", "Texts", "WorkerCrashed", "_End", "_HandleType", "_InstanceAttr", "_Loader",
-    "_MirrorMeta", "_ModuleGlobals", "_NoLength", "_OwnModule", "_PackModule", "_PackModules", "_RecordMeta",
-    "_Refused", "_Unsized", "_ValueMirror", "current", "exception_from", "install", "mirror_exception",
-    "record_class",
+    "Client", "EnumMember", "Finder", "Handle", "IsolationUnavailable", "LiveHandle", "LyingEquality", "NotCrossable",
+    "ProxyModule", "ProxyType", "RemoteFunction", "Texts", "WorkerCrashed", "_End", "_Inherited", "_InstanceAttr",
+    "_Loader", "_MirrorMeta", "_NoLength", "_OwnModule", "_PackModule", "_PackModules", "_Probe", "_RecordMeta",
+    "_Refused", "_ValueMirror", "current", "exception_from", "install", "mirror_exception", "record_class",
 ]

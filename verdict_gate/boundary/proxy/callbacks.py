@@ -29,7 +29,7 @@ import dis
 import operator
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import codec
@@ -243,10 +243,39 @@ def _call(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, 
     return obj(*args, **kwargs)
 
 
-def _global(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
-    if not isinstance(obj, _ModuleGlobals):
-        raise _Refused("not a class's globals")
-    return obj.get(str(name))
+def _invoke(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    # A stub of a shadow (worker/shadows.py): a method the oracle's class defines itself, run here with its
+    # closures; never any other attribute of the object or the class.
+    if not (isinstance(name, str) and name in _overrides(obj)):
+        raise _refusal(obj, do, name)
+    return getattr(obj, name)(*args, **kwargs)
+
+
+def _twin(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    # An instance of a shadow candidate code made itself: its other half here, an instance of the oracle class.
+    if not (isinstance(obj, client.ProxyType) and obj.__dict__.get("_vg_oracle") and len(args) == 2
+            and type(args[0]) is int and isinstance(args[1], list)):
+        raise _refusal(obj, do, name)
+    return ByReference(client.twin(obj, {"k": "obj", "t": args[1], "id": args[0]}))
+
+
+def _overrides(obj: Any) -> Any:
+    """What the oracle class of ``obj`` (an instance of it, or the class) defines itself; empty for anything else."""
+    for klass in (obj if isinstance(obj, type) else type(obj)).__mro__:
+        over = klass.__dict__.get("_vg_over")
+        if over is not None:
+            return over
+    return ()
+
+
+@named
+class ByReference:
+    """A callback's result the worker must hold by reference, though it is a handle (an oracle twin)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
 
 
 def _simple(fn: Callable[[Any], Any]) -> Handler:
@@ -300,14 +329,15 @@ def _check(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str,
 
 
 def _getattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
-    if not (_public(name) and (_pack_class(obj, client) or _oracle_function(obj))):
+    if not ((_public(name) and (_pack_class(obj, client) or _oracle_function(obj))) or name in _overrides(obj)):
         raise _refusal(obj, do, name)
     return getattr(obj, name)
 
 
 def _setattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
     function_data = _oracle_function(obj) and name in _FUNCTION_DATA
-    if not ((_public(name) and (_pack_class(obj, client) or _oracle_function(obj))) or function_data):
+    if not ((_public(name) and (_pack_class(obj, client) or _oracle_function(obj))) or function_data
+            or name in _overrides(obj)):
         raise _refusal(obj, do, name)
     _data_only(client, obj, name, _one(args))
     setattr(obj, name, _one(args))
@@ -383,7 +413,7 @@ def _getitem(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[st
 # The verbs of protocol.VERBS, each answered by one handler. ``next`` is answered in batches by
 # :meth:`Callbacks.next_batch` (it takes ``n`` and ``ra``); ``module`` only by the pack's modules (above).
 HANDLERS: dict[str, Handler] = {
-    "pickle": _pickle, "call": _call, "global": _global,
+    "pickle": _pickle, "call": _call, "invoke": _invoke, "twin": _twin,
     "iter": _simple(iter), "len": _simple(len), "bool": _simple(bool), "hash": _simple(hash),
     "index": _simple(operator.index), "int": _simple(int), "float": _simple(float),
     "repr": _simple(lambda obj: repr(obj)[:16_384]), "str": _simple(lambda obj: str(obj)[:1 << 20]),
@@ -438,24 +468,6 @@ class _PackModule:
             raise AttributeError(f"module {self.module.__name__!r} has no attribute {name!r} that candidate code "
                                  "may read (only what it holds already)")
         raise _Refused(f"a module of the pack answers no {do} across the isolation boundary")
-
-
-@named
-class _ModuleGlobals:
-    """The globals of an oracle module a class statement in it may read (the names its source uses), for a
-    subclass of a candidate class built in the worker."""
-
-    def __init__(self, namespace: dict[str, Any], names: Iterable[str]) -> None:
-        self.namespace, self.names = namespace, frozenset(names)
-
-    def get(self, name: str) -> Any:
-        import builtins
-
-        if name in self.names and name in self.namespace:
-            return self.namespace[name]
-        if name in self.names and hasattr(builtins, name):
-            return getattr(builtins, name)
-        raise NameError(f"name {name!r} is not defined")
 
 
 def _pack_class(obj: Any, client: Client) -> bool:

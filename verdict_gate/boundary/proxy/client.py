@@ -35,9 +35,8 @@ from ..links import Links
 from ..load import WORKER
 from ..names import pack_module_names, provided_names
 from ..protocol import CALL, HANDSHAKE_TIMEOUT_S, MAX_LOCAL, PACK_MODULES
-from . import callbacks, doctests, exceptions, handles, importer, records, state, textguard, translate
+from . import callbacks, classes, doctests, exceptions, handles, importer, records, state, textguard, translate
 from .errors import IsolationUnavailable, NotCrossable, WorkerCrashed, named
-from .subclass import build as build_subclass
 
 _CLIENTS: list[Client] = []  # the clients of this process, the newest last (one, in a run)
 
@@ -85,10 +84,13 @@ class Client:
 
     # The kinds of objects this client makes, for the spokes' isinstance checks (a spoke imports no other spoke).
     Handle = handles.Handle
-    RemoteClass = handles.RemoteClass
+    RemoteFunction = handles.RemoteFunction
+    OwnModule = handles._OwnModule
+    InstanceAttr = handles._InstanceAttr
+    cap_methods = handles.CAP_METHODS
     ProxyModule = importer.ProxyModule
     RecordMeta = records.RecordMeta
-    ModuleGlobals = callbacks._ModuleGlobals
+    ProxyType = classes.ProxyType
 
     def __init__(self, level: str, python_path: Sequence[str], cwd: str, readonly: Sequence[str] = (), *,
                  method: str | None = None, userns: bool | None = None, own_uid: bool | None = None,
@@ -129,10 +131,7 @@ class Client:
         self.links = Links()
         self.texts = textguard.Texts()  # every text the worker sent: never run as code here
         self.callbacks = callbacks.Callbacks(self)
-        self.named: set[tuple[str, str]] = set()  # candidate classes the oracle named (docs/design.md §8.1)
-        # module:qualname of the classes a property may name: the base revision's (None: any). A function the
-        # property imports that a patch turned into a class is not one of them.
-        self.may_name: frozenset[str] | None = None
+        self.classes: dict[tuple[Any, ...], type] = {}  # the proxy classes: one per candidate class (classes.py)
         # This property's: a crash (the plugin reads and clears it), the limits of the boundary it met, and
         # id(exception) → (the candidate's exception, digest of the request it answered): see _answered.
         self.failure: str | None = None
@@ -539,13 +538,15 @@ class Client:
     # The spokes' own functions, as the hub's methods (each takes the client first).
     decode = translate.decode  # (tree, generation) → value
     target = translate.target  # (desc, generation) → what finds a handle's object again
-    note_named = translate.note_named  # (value): a class the oracle read by name is named
     exception_from = exceptions.exception_from  # (body, generation, op) → the candidate's exception
     exception_body = exceptions.body  # (exc) → an oracle exception as data
-    subclass = build_subclass  # (name, remote bases, namespace, frame) → a handle to the class built
     is_plain = staticmethod(translate.plain)
     is_instance = staticmethod(translate.is_instance)
     enum_alias = staticmethod(translate.enum_alias)
+
+    def twin(self, cls: type, desc: dict[str, Any]) -> Any:
+        """A new instance of the oracle class ``cls``, the other half of the worker's instance ``desc`` names."""
+        return classes.adopt(self, classes.blank(cls), desc, self.generation)
 
     def note_text(self, *texts: Any) -> None:
         self.texts.note(*texts)

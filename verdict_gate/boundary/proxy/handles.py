@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import codec
 from ..protocol import DELATTR, DUNDER, GETATTR, MAX_BATCH, NEXT, SETATTR, SIGNATURE, UNPICKLE
-from .errors import NotCrossable, WorkerCrashed, _NoLength, candidate_error, named
+from .errors import NotCrossable, WorkerCrashed, candidate_error, named
 
 if TYPE_CHECKING:
     from .client import Client
@@ -40,7 +40,8 @@ class Handle:
     Its class is a local subclass named like the candidate's (``type(h).__name__`` reads as in plain
     Python); ``isinstance`` against the candidate's classes works through :class:`RemoteClass`."""
 
-    __slots__ = ("_vg_client", "_vg_desc", "_vg_gen", "_vg_buffer", "_vg_drain", "_vg_mark", "__weakref__")
+    __slots__ = ("_vg_client", "_vg_desc", "_vg_gen", "_vg_buffer", "_vg_drain", "_vg_mark", "_vg_asked",
+                 "__weakref__")
 
     # pytest (9.x, fixtures.py) reads `_mock_name` of every object a test module holds, each imported
     # candidate function included, to skip mocks: answered here, not by a round trip per file.
@@ -53,6 +54,7 @@ class Handle:
         object.__setattr__(self, "_vg_buffer", None)
         object.__setattr__(self, "_vg_drain", False)
         object.__setattr__(self, "_vg_mark", None)
+        object.__setattr__(self, "_vg_asked", None)
 
     def _vg_target(self) -> dict[str, Any]:
         target = self._vg_client.target(self._vg_desc, self._vg_gen)
@@ -65,15 +67,13 @@ class Handle:
         message: dict[str, Any] = {"op": DUNDER, "obj": self._vg_target(), "name": name}
         if arg:
             message["arg"] = self._vg_client.encode(arg[0])
+        if name in _overridden(self):  # reached by super() from an oracle class that defines it: the candidate's
+            message["inh"] = True
         return self._vg_client.request(message)
 
     def _vg_type(self) -> str:
         names = self._vg_desc.get("t") or [["?", "?"]]
         return ".".join(names[0])
-
-    def _vg_named(self) -> bool:
-        names = self._vg_desc.get("t") or [["?", "?"]]
-        return (str(names[0][0]), str(names[0][1])) in self._vg_client.named
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_vg_"):
@@ -86,7 +86,6 @@ class Handle:
                 name not in ("__name__", "__qualname__", "__wrapped__", "__self__", "__func__"):
             raise AttributeError(name)
         value = self._vg_client.request({"op": GETATTR, "obj": self._vg_target(), "name": name})
-        self._vg_client.note_named(value)
         if self._vg_client.enum_alias(value, name, self._vg_desc):
             # HIGH = "low" beside LOW = "low": the oracle means two cases, the candidate collapsed them.
             raise candidate_error(TypeError(
@@ -157,7 +156,12 @@ class Handle:
         return self._vg_checked("__len__", int)
 
     def __bool__(self) -> bool:
-        return self._vg_checked("__bool__", bool)
+        truth = self._vg_checked("__bool__", bool)
+        asked = self._vg_asked
+        if asked is not None and truth:  # the answer of an ==, judged true: the same question with a probe
+            object.__setattr__(self, "_vg_asked", None)
+            probe_equal(asked[0], asked[1], asked[2], truthy=True)
+        return truth
 
     def __int__(self) -> int:
         return self._vg_checked("__int__", int)
@@ -175,12 +179,13 @@ class Handle:
         return self._vg_op("__round2__", ndigits[0]) if ndigits else self._vg_op("__round__")
 
     def __hash__(self) -> int:
-        # The candidate's own hash: a handle that hashes like an oracle value still never equals it (its
-        # __eq__ against plain values fails for a class the oracle never named), so no lookup can be fooled.
-        return self._vg_checked("__hash__", int)
+        return self._vg_checked("__hash__", int)  # the candidate's own hash
 
     def __contains__(self, item: Any) -> bool:
-        return self._vg_checked("__contains__", bool, item)
+        found = self._vg_checked("__contains__", bool, item)
+        if found and not isinstance(item, Handle):
+            probe_equal(self, "__contains__", item)
+        return found
 
     def __iter__(self) -> Any:
         if self._vg_desc.get("si"):
@@ -297,16 +302,17 @@ class Handle:
         return isinstance(other, Handle) and other._vg_client is self._vg_client
 
     def _vg_compare(self, name: str, other: Any) -> Any:
-        if self._vg_peer(other) or self._vg_named():
-            return self._vg_op(name, other)
-        if isinstance(other, Handle) or not self._vg_client.is_plain(other):
-            return NotImplemented  # another candidate object, or an oracle object of its own: it answers
-        # A value of a class the oracle never named: its operators are not the behaviour under test, and a
-        # lying __eq__ must not reach the oracle's judgement.
-        raise candidate_error(TypeError(
-            f"a candidate {self._vg_type()} (returned by {self._vg_desc.get('via') or 'the candidate'}) was "
-            f"compared ({name}) with an oracle {type(other).__name__}: its class was never named by the oracle "
-            f"(import it from the candidate's module, or compare a plain value of it)"))
+        """The candidate's own answer, as in one process (docs/design.md §8.1, "Operators are the candidate's
+        answer"); an equality the oracle's own code judges by is probed (:func:`probe_equal`)."""
+        if isinstance(other, Handle) and not self._vg_peer(other):
+            return NotImplemented
+        answer = self._vg_op(name, other)
+        if name in ("__eq__", "__ne__") and not isinstance(other, Handle):
+            if answer is (name == "__eq__"):
+                probe_equal(self, name, other)
+            elif isinstance(answer, Handle):  # its truth decides: probed if the oracle's code asks for it
+                object.__setattr__(answer, "_vg_asked", (self, name, other))
+        return answer
 
     def __eq__(self, other: Any) -> Any:
         return self._vg_compare("__eq__", other)
@@ -421,47 +427,6 @@ def _unpickle(data: bytes) -> Any:
 
 
 @named
-class RemoteClass(Handle):
-    """A candidate class that is not a record or an exception: calling it constructs in the worker;
-    ``isinstance`` compares class names with the object's method resolution order. Used as a base in a
-    class statement of the oracle's, it builds that class in the worker (:mod:`.subclass`)."""
-
-    __slots__ = ()
-    __doc__ = _InstanceAttr("__doc__", __doc__)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple) and isinstance(args[2], dict):
-            # class X(CandidateClass): ... (the frame that runs the class statement: its names and its line)
-            remote = [b for b in args[1] if isinstance(b, RemoteClass)]
-            return remote[0]._vg_client.subclass(args[0], remote, args[2], sys._getframe(1))
-        return super().__new__(cls)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # (client, desc, generation) as the client makes one; not (name, bases, namespace) of a class statement,
-        # whose class __new__ has built already (Python calls __init__ on what __new__ returned)
-        if len(args) == 3 and not isinstance(args[0], str):
-            super().__init__(*args)
-
-    def __instancecheck__(self, obj: Any) -> bool:
-        return self._vg_client.is_instance(obj, self._vg_desc)
-
-    def _vg_compare(self, name: str, other: Any) -> Any:
-        # A class equals only itself (unless its metaclass says otherwise, which the worker answers).
-        return self._vg_op(name, other) if self._vg_peer(other) else NotImplemented
-
-    def __hash__(self) -> int:
-        ref = self._vg_desc.get("ref")  # a class is one object: its name hashes it, whatever handle holds it
-        return hash(("class", *ref)) if ref else Handle.__hash__(self)
-
-    def __subclasscheck__(self, cls: Any) -> bool:
-        mro = getattr(cls, "_vg_mro", None) or (cls._vg_desc.get("t") if isinstance(cls, Handle) else None) or []
-        return list(self._vg_desc["t"][0]) in [list(n) for n in mro]
-
-
-_HANDLE_CLASSES: dict[tuple[str, str, str], type] = {}
-
-
-@named
 class _OwnModule:
     """Mixin of the handle class of a candidate object that sets its own ``__module__`` (toolz's ``curry``
     takes its function's): ``h.__module__`` is the object's, read from the worker (it may be set), where a
@@ -479,78 +444,11 @@ class _OwnModule:
 
 
 @named
-class _HandleType(type):
-    """Metaclass of a handle's local class: a class attribute the local class does not have itself
-    (``type(obj).LIMIT``, ``type(obj).parse(...)``, toolz's ``compose(f, h).__class__.__wrapped__``) is read from
-    the candidate's class in the worker, as :meth:`Handle.__getattr__` reads an instance's. A class the worker
-    cannot name (one defined in a function) has none."""
-
-    def __getattr__(cls, name: str) -> Any:
-        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__") and name != "__wrapped__"):
-            raise AttributeError(name)
-        home = type.__getattribute__(cls, "__dict__").get("_vg_home")
-        if home is None or "<locals>" in home[1][1]:
-            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
-        client, ref = home
-        value = client.request({"op": GETATTR, "obj": {"ref": ref}, "name": name})
-        client.note_named(value)
-        return value
-
-
-@named
-class _Unsized:
-    """``__len__`` of the handle class of a candidate iterator without one: reading it raises :class:`_NoLength`."""
-
-    __slots__ = ()
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
-            return self
-        raise _NoLength(f"object of type {type(instance).__name__!r} has no len()")
-
-
-_UNSIZED = _Unsized()
-
-
-def handle_class(desc: dict[str, Any], client: Client | None = None) -> type:
-    """The local class of a handle: a subclass of :class:`Handle` named like the candidate's class, whose
-    class attributes ``client``'s worker answers (:class:`_HandleType`)."""
-    kind = str(desc.get("k"))
-    if kind == "cls":
-        return RemoteClass
-    names = desc.get("t") or [["?", "?"]]
-    if kind == "fn" and list(names[0]) == ["builtins", "function"]:
-        return RemoteFunction
-    base = LiveHandle if kind == "live" else Handle
-    module, qualname = str(names[0][0]), str(names[0][1])
-    own_module, unsized = bool(desc.get("om")), bool(desc.get("nl"))
-    key = (module, qualname, kind + ("+om" if own_module else "") + ("+nl" if unsized else ""))
-    cls = _HANDLE_CLASSES.get(key)
-    if cls is None:
-        namespace: dict[str, Any] = {"__slots__": (), "__module__": module, "__qualname__": qualname}
-        if unsized:
-            namespace["__len__"] = _UNSIZED
-        cls = _HandleType(qualname.rpartition(".")[2] or "Handle", (_OwnModule, base) if own_module else (base,),
-                          namespace)
-        cls.__doc__ = _InstanceAttr("__doc__", None)  # type: ignore[assignment]
-        if len(_HANDLE_CLASSES) < 10_000:
-            _HANDLE_CLASSES[key] = cls
-    home = type.__getattribute__(cls, "__dict__").get("_vg_home")
-    if client is not None and (home is None or home[0] is not client):
-        # The classes are shared by every client of the process (one, in a run); set only when it changes,
-        # since writing a class attribute invalidates the interpreter's caches for that class.
-        cls._vg_home = (client, [module, qualname])  # type: ignore[attr-defined]
-    return cls
-
-
-@named
 class _ValueMirror:
     """Mixin of the local class of a candidate's subclass of an immutable builtin (``tuple``, ``str``, ``int``,
     ``float``, ``bytes``, ``frozenset``): the instance *is* the builtin value (``isinstance(key, tuple)``,
     hashing and equality by value); what the subclass adds (a method, an attribute, an operator it
-    overrides) is asked of the candidate's object. An operator it overrides that compares or hashes is the
-    candidate's only for a class the oracle named; otherwise the builtin's (a lying ``__eq__`` never reaches
-    the oracle)."""
+    overrides) is asked of the candidate's object, its comparisons probed as any handle's."""
 
     __slots__ = ()
 
@@ -581,12 +479,12 @@ def forward(name: str, builtin: type) -> Any:
 
     def op(self: Any, *args: Any) -> Any:
         handle = mirror_handle(self)
-        names = self._vg_names
-        named = handle is not None and (names[0], names[1]) in handle._vg_client.named
-        if handle is None or (name in _COMPARING and not named):
+        if handle is None:
             return fallback(self, *args)
         if name == "__hash__":
             return handle._vg_checked("__hash__", int)
+        if name in _COMPARING:  # the candidate's answer, probed where the oracle judges by it
+            return Handle._vg_compare(handle, name, *args)
         if name in ("__repr__", "__str__"):
             return Handle.__repr__(handle) if name == "__repr__" else Handle.__str__(handle)
         return handle._vg_op(name, *args)
@@ -595,3 +493,116 @@ def forward(name: str, builtin: type) -> Any:
     return op
 
 
+# --- lies told in answers (docs/design.md §8.1, "Operators are the candidate's answer") ---------------------
+
+
+@named
+class LyingEquality(AssertionError):
+    """A candidate object answered "equal" (or "contains") both for an oracle value and for a fresh value that
+    differs from it: a lie the oracle's judgement must not take, raised with origin ``candidate``."""
+
+
+LyingEquality.__module__, LyingEquality.__qualname__ = "verdict_gate", "LyingEquality"
+_PROBE_DEPTH = 12  # frames looked through for the pack's own code
+
+
+def _judged(client: Client) -> bool:
+    """Whether the oracle's own code asked (a frame of the pack's within the last few: an ``assert`` in a test,
+    ``assertEqual`` called from one), rather than a library's loop (``sorted``, a dict lookup)."""
+    frame: types.FrameType | None = sys._getframe(2)
+    roots = tuple(client.oracle_roots)
+    for _ in range(_PROBE_DEPTH):
+        if frame is None or not roots:
+            return False
+        if frame.f_code.co_filename.startswith(roots):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@named
+class _Probe:
+    """A value no candidate object can honestly equal: an oracle object of its own, unknown to candidate code."""
+
+    __slots__ = ("__weakref__",)
+
+    def __repr__(self) -> str:
+        return "<verdict-gate probe>"
+
+
+def _differing(value: Any) -> Any:
+    """A fresh value of ``value``'s type that differs from it, far enough that no honest tolerance equals both."""
+    t = type(value)
+    if t is bool:
+        return not value
+    if t is int:
+        return value + 1_000_003
+    if t is float:
+        return -3.0 * value - 1e9 if value == value and abs(value) < 1e300 else 0.5
+    if t is str:
+        return value + "\u2603vg"
+    if t is bytes:
+        return value + b"\x00vg\x00"
+    if t in (tuple, list):
+        return t((*value, _Probe()))
+    if t is dict:
+        return {**value, _Probe(): 1}
+    if t in (set, frozenset):
+        return t((*value, _Probe()))
+    return _Probe()
+
+
+def probe_equal(handle: Handle, name: str, value: Any, truthy: bool = False) -> None:
+    """Ask ``handle`` the same question about a value that differs from ``value``: an object equal to both (or
+    holding both, for ``__contains__``) lies, and the oracle's judgement fails with origin ``candidate``
+    (:class:`LyingEquality`). Only where the oracle's own code asks (:func:`_judged`)."""
+    if not _judged(handle._vg_client):
+        return
+    again = handle._vg_op(name, _differing(value))
+    lied = bool(again) if truthy or isinstance(again, Handle) else again is (name != "__ne__")
+    if lied:
+        what = {"__eq__": "equal to", "__ne__": "not unequal to", "__contains__": "holding"}[name]
+        raise candidate_error(LyingEquality(
+            f"lying_equality: the candidate's {handle._vg_type()} is {what} both {_short(value)} and a fresh value "
+            f"that differs from it ({name} answers yes to anything)"))
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _overridden(handle: Any) -> Any:
+    """The names the oracle class of ``handle`` (if any) defines itself: a special method of those reached
+    through the proxy class is ``super()``'s, the candidate's implementation."""
+    for klass in type(handle).__mro__:
+        over = klass.__dict__.get("_vg_over")
+        if over is not None:
+            return over
+    return ()
+
+
+# The special methods a handle's class has only where the candidate's class defines them (the worker's
+# ``values.CAPS``): taken off Handle here, put on each proxy class as its descriptor says.
+CAP_NAMES = frozenset({
+    "__call__", "__iter__", "__next__", "__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
+    "__enter__", "__exit__", "__get__", "__set_name__", "__bool__", "__index__", "__int__", "__float__",
+    "__complex__", "__round__", "__reversed__", "__length_hint__", "__neg__", "__pos__", "__abs__", "__invert__",
+    "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__", "__and__",
+    "__or__", "__xor__", "__lshift__", "__rshift__", "__divmod__", "__radd__", "__rsub__", "__rmul__",
+    "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__",
+    "__rlshift__", "__rrshift__", "__rdivmod__", "__iadd__", "__isub__", "__imul__", "__ior__", "__iand__",
+    "__ixor__", "__lt__", "__le__", "__gt__", "__ge__"})
+_OWN_METHODS = type.__dict__["__dict__"].__get__(Handle)  # Handle's own namespace (its __dict__ is a handle's)
+CAP_METHODS: dict[str, Any] = {name: _OWN_METHODS[name] for name in CAP_NAMES if name in _OWN_METHODS}
+for _name in CAP_METHODS:
+    if _name not in ("__lt__", "__le__", "__gt__", "__ge__"):
+        delattr(Handle, _name)
+for _name in ("__len__", "__iter__", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__bool__",
+              "__ior__", "__iadd__", "__or__", "__and__", "__sub__", "__add__", "__mul__"):
+    setattr(LiveHandle, _name, CAP_METHODS[_name])  # a list, dict or set of the candidate's, held live
+for _name in ("__call__", "__get__"):
+    setattr(RemoteFunction, _name, CAP_METHODS[_name])

@@ -49,8 +49,7 @@ class ProxyModule(types.ModuleType):
         if name == "__all__":
             return _star_names(self, client)
         value = client.request({"op": GETATTR, "obj": {"ref": [self.__name__, ""]}, "name": name})
-        client.note_named(value)
-        if isinstance(value, (client.RemoteClass, type, ProxyModule)) or \
+        if isinstance(value, (type, ProxyModule)) or \
                 (isinstance(value, client.Handle) and value._vg_desc.get("k") == "fn"):
             _own(self)[name] = value  # functions and classes are stable; values are read afresh
         return value

@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from .. import codec
 from . import exceptions
+from .callbacks import ByReference
+from .classes import ProxyType, adopt, blank, class_target, proxy_class
 from .exceptions import exception_from, mirror_exception
 from .handles import (
     VALUE_BUILTINS,
     VALUE_CLASSES_SEEN,
     Handle,
-    RemoteClass,
+    LiveHandle,
     _ValueMirror,
     forward,
-    handle_class,
     mirror_handle,
 )
 from .importer import Finder, ProxyModule
@@ -57,15 +58,6 @@ def plain(value: Any) -> bool:
     return value is None or t.__module__ in ("builtins", "decimal", "fractions", "datetime", "uuid", "pathlib",
                                              "collections") or isinstance(value, EnumMember) \
         or type(t) is RecordMeta or isinstance(value, _ValueMirror)
-
-
-def note_named(client: Client, value: Any) -> None:
-    """A class the oracle read by name (from a candidate module, or a named class) is named: its operators
-    answer against the oracle's values (docs/design.md §8.1)."""
-    if isinstance(value, (RemoteClass, RecordMeta)):
-        t = value._vg_desc.get("t") or []
-        if t and (client.may_name is None or f"{t[0][0]}:{t[0][1]}" in client.may_name):
-            client.named.add((str(t[0][0]), str(t[0][1])))
 
 
 def enum_alias(value: Any, name: str, desc: dict[str, Any]) -> bool:
@@ -133,20 +125,34 @@ def _handle(client: Client, p: Any, generation: int) -> Any:
     if p.get("k") == "fn" and ref and _pure_function(str(ref[0]), str(ref[1])):
         with contextlib.suppress(AttributeError, KeyError):
             return _local(str(ref[0]), str(ref[1]))  # random.choice, str.lower: the oracle's own
+    if p.get("k") == "cls":
+        if "f" in p:
+            return record_class(client, p, generation)
+        return proxy_class(client, p, generation)  # the candidate's class itself: one local class for it
     key = (generation, p.get("id"))
     known = client.handles.get(key) if p.get("id") is not None else None
     if known is not None:
         return known
-    if p.get("k") == "cls" and "f" in p:
-        return record_class(client, p, generation)
     if client.via and "via" not in p:
         p["via"] = client.via
-    handle = handle_class(p, client)(client, p, generation)
-    if p.get("id") is not None:
-        client.handles[key] = handle
-        if p["id"] in client.releases:  # an earlier handle of it died, its release not sent yet
-            client.releases.remove(p["id"])
+    handle = adopt(client, blank(_instance_class(client, p, generation)), p, generation)
+    if p.get("id") is not None and p["id"] in client.releases:  # an earlier handle of it died, not told yet
+        client.releases.remove(p["id"])
     return handle
+
+
+def _instance_class(client: Client, p: dict[str, Any], generation: int) -> type:
+    """The local class of a handle to an instance: a list, dict or set held live, or the proxy class of its
+    class (described the first time the worker sends one of its instances, ``cls``; known by ``cid`` after)."""
+    if p.get("k") == "live":
+        return LiveHandle
+    described = p.get("cls")
+    if isinstance(described, dict):
+        return proxy_class(client, described, generation, own_module=bool(p.get("om")))
+    known = client.classes.get(("id", generation, p.get("cid")))
+    if known is None:
+        raise codec.ProtocolError("a handle of a class the worker never described")
+    return known
 
 
 def _link(client: Client, p: Any, generation: int) -> Any:
@@ -220,8 +226,8 @@ def _builtin_value(client: Client, p: Any, generation: int) -> Any:
     if type(p.get("h")) is int:
         held = {"k": "obj", "t": desc["t"], "id": p["h"]}
         where = (generation, p["h"])
-        obj.__dict__["_vg_handle"] = client.handles.get(where) or handle_class(held, client)(client, held, generation)
-        client.handles[where] = obj.__dict__["_vg_handle"]
+        obj.__dict__["_vg_handle"] = client.handles.get(where) or \
+            adopt(client, blank(proxy_class(client, desc, generation)), held, generation)
     return obj
 
 
@@ -291,6 +297,10 @@ def encode_local(client: Client, obj: Any) -> Any:
     """The wire form of an oracle-side object sent to the worker (fallback of the codec): the candidate's own
     objects as handles, records by value, the standard library's functions and classes by name, and every
     other oracle object by reference (:meth:`.client.Client.reference`)."""
+    if isinstance(obj, ByReference):  # an oracle twin the worker keeps by reference (callbacks.twin)
+        return client.reference(obj.obj)
+    if isinstance(obj, ProxyType):  # a candidate class: itself; an oracle class deriving from one: its shadow
+        return {"h": class_target(obj)}
     if isinstance(obj, Handle):
         return {"h": obj._vg_target()}
     if isinstance(obj, RecordMeta):

@@ -11,9 +11,9 @@ is re-exported here under the name it reports (see :mod:`.errors`).
 """
 
 from .errors import BoundaryFault
-from .refs import OracleRef, _End, _Globals, _Named, _NotASignature, _PackImporter, _Pickler, _Unpickler
+from .refs import OracleRef, _End, _Named, _NotASignature, _PackImporter, _Pickler, _Unpickler
 from .server import Worker, _Batch, _Exception, _Live, _Output
 from .values import Values
 
-__all__ = ["BoundaryFault", "OracleRef", "Values", "Worker", "_Batch", "_End", "_Exception", "_Globals", "_Live",
+__all__ = ["BoundaryFault", "OracleRef", "Values", "Worker", "_Batch", "_End", "_Exception", "_Live",
            "_Named", "_NotASignature", "_Output", "_PackImporter", "_Pickler", "_Unpickler"]

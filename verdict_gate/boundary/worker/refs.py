@@ -333,24 +333,3 @@ def dumps(obj: Any) -> bytes:
     buffer = io.BytesIO()
     _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
     return buffer.getvalue()
-
-
-@named
-class _Globals(dict[str, Any]):
-    """The globals of a class the oracle subclassed from a candidate class, built here from the oracle's
-    source: a name the class's source uses is fetched from the oracle's module when first read."""
-
-    def __init__(self, worker: Worker, rid: int, names: list[str], module: str) -> None:
-        super().__init__({"__name__": module, "__builtins__": __builtins__})
-        self.worker, self.rid, self.names = worker, rid, frozenset(names)
-
-    def __missing__(self, name: str) -> Any:
-        if name not in self.names:
-            raise KeyError(name)
-        try:
-            value = self.worker.callback(self.rid, "global", [], {"name": name})
-        except NameError:
-            raise KeyError(name) from None
-        self[name] = value
-        return value
-

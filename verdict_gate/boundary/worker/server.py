@@ -25,6 +25,7 @@ import operator
 import os
 import random
 import sys
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -49,16 +50,19 @@ from ..protocol import (
     MAX_OUTPUT,
     MAX_TEXT,
     MAX_WARNINGS,
+    MEMBERS,
+    NEW,
     NEXT,
     PING,
     SETATTR,
+    SHADOW,
     SIGNATURE,
-    SUBCLASS,
     UNPICKLE,
     VARS,
 )
 from .errors import BoundaryFault, named
-from .refs import KEPT_BY_PICKLE, OracleRef, _Globals, _Unpickler, dumps
+from .refs import OracleRef, _Unpickler, dumps
+from .shadows import Shadows, inherited
 from .values import Values, _by_value
 
 
@@ -125,6 +129,7 @@ class Worker:
         # to (a cache it stores, a list a lazy iterator reads): this copy and the oracle's own are kept in step.
         self.links = Links()
         self.out, self.err = _Output("stdout"), _Output("stderr")
+        self.shadows = Shadows(self)  # the oracle's classes that derive from candidate classes, and their instances
         self.shipped: dict[int, Any] = {}  # reference id → the copy of a pure oracle function (ship.py)
         self.shipped_ids: dict[int, int] = {}
         # What the test changes of its process, followed here (docs/design.md §8.1): this process's own state
@@ -394,6 +399,8 @@ class Worker:
                 "doc": doc[:MAX_TEXT] if type(doc) is str else None}
 
     def _getattr(self, req: dict[str, Any]) -> Any:
+        if req.get("inh"):
+            return _Live(inherited(self._target(req), req["name"], self.shadows))
         return _Live(getattr(self._target(req), req["name"]))
 
     def _setattr(self, req: dict[str, Any]) -> Any:
@@ -431,6 +438,9 @@ class Worker:
     def _dunder(self, req: dict[str, Any]) -> Any:
         name = req["name"]
         obj = self._target(req)
+        if req.get("inh"):  # super().__eq__(other) from the oracle's class: the candidate's, past the stubs
+            method = inherited(obj, name, self.shadows)
+            return method(self.decode(req["arg"])) if "arg" in req else method()
         if name in _UNARY:
             return _UNARY[name](obj)
         if name in _BINARY:
@@ -510,22 +520,44 @@ class Worker:
                 break
         return _Batch(items)
 
-    def _subclass(self, req: dict[str, Any]) -> type:
-        """Build the oracle's subclass of a candidate class here, from the oracle's source (docs/design.md
-        §8.1 "Subclasses"): its instances live beside their base class; the oracle holds handles."""
-        name, qualname, module = str(req["name"]), str(req["qualname"]), str(req["module"])
-        namespace = _Globals(self, int(req["globals"]), [str(n) for n in req.get("names") or []], module)
-        for key, value in req.get("values") or []:
-            namespace[str(key)] = self.decode(value)
-        code = compile(str(req["src"]), str(req["file"]), "exec")
-        exec(code, namespace)  # noqa: S102 - the oracle's own class statement, run in the sandbox
-        cls = namespace[name]
-        if not isinstance(cls, type):
-            raise TypeError(f"the class statement of {qualname} did not make a class")
-        KEPT_BY_PICKLE[id(cls)] = cls  # pickled by reference: its module is the oracle's (refs._Pickler)
-        with contextlib.suppress(AttributeError, TypeError):
-            cls.__qualname__ = qualname
-        return cls
+    def _shadow(self, req: dict[str, Any]) -> Any:
+        """Build the shadow of an oracle class that derives from candidate classes (:mod:`.shadows`)."""
+        bases = tuple(self.decode(b) for b in req.get("bases") or [])
+        if not bases or not all(isinstance(b, type) for b in bases):
+            raise codec.ProtocolError("a shadow's bases are classes")
+        over = [[str(n), str(k)] for n, k in req.get("over") or []]
+        data = {str(n): self.decode(v) for n, v in req.get("data") or []}
+        kwargs = {str(k): self.decode(v) for k, v in req.get("kw") or []}
+        shadow = self.shadows.build(str(req["name"]), str(req["qualname"]), str(req["module"]), bases, over, data,
+                                    self.decode(req["oracle"]), kwargs)
+        return {"hid": self.hold(shadow)}
+
+    def _new(self, req: dict[str, Any]) -> Any:
+        """A new instance of a shadow whose ``__init__`` the oracle runs next, with its oracle ``twin``."""
+        cls = self._target(req)
+        if not self.shadows.is_shadow(cls):
+            raise codec.ProtocolError("only a shadow's instances are made this way")
+        args = self.decode(req.get("args") or [])
+        kwargs = {k: self.decode(v) for k, v in req.get("kw") or []}
+        new = cls.__new__
+        instance = object.__new__(cls) if new is object.__new__ else new(cls, *args, **kwargs)
+        self.shadows.adopt(instance, self.decode(req["twin"]))
+        return {"hid": self.hold(instance), "t": codec.mro_names(type(instance))}
+
+    def _members(self, req: dict[str, Any]) -> Any:
+        """What a candidate class's own classes define (not ``object``, not a shadow): ``[[name, kind], …]``, kind
+        ``m`` a function or method, ``p`` another descriptor, ``d`` data."""
+        cls = self._target(req)
+        found: dict[str, str] = {}
+        for klass in reversed(getattr(cls, "__mro__", ())[:-1]):
+            if self.shadows.is_shadow(klass):
+                continue
+            for name, value in vars(klass).items():
+                if isinstance(name, str):
+                    kind = "m" if isinstance(value, (types.FunctionType, classmethod, staticmethod)) else \
+                        "p" if hasattr(type(value), "__get__") else "d"
+                    found[name] = kind
+        return sorted([n, k] for n, k in found.items())
 
     def _mutables(self, args: list[Any], kwargs: dict[str, Any]) -> list[list[Any]]:
         """``[[position or name, value], …]`` of the mutable by-value arguments of the last call: the
@@ -541,7 +573,8 @@ class Worker:
 HANDLERS: dict[str, Callable[[Worker, dict[str, Any]], Any]] = {
     IMPORT: Worker._import, GETATTR: Worker._getattr, SETATTR: Worker._setattr, DELATTR: Worker._delattr,
     CALL: Worker._call_op, NEXT: Worker._next, DUNDER: Worker._dunder, SIGNATURE: Worker._signature,
-    DIR: Worker._dir, VARS: Worker._vars, EXCEPTION: Worker._exception, SUBCLASS: Worker._subclass,
+    DIR: Worker._dir, VARS: Worker._vars, EXCEPTION: Worker._exception, SHADOW: Worker._shadow, NEW: Worker._new,
+    MEMBERS: Worker._members,
     UNPICKLE: Worker._unpickle, EVAL: Worker._eval, DOCTEST: Worker._doctest, PING: Worker._ping,
 }
 

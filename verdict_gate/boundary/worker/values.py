@@ -36,6 +36,7 @@ class Values:
         self.worker = worker
         self.live = False  # whether a list/dict/set result is held live (an attribute read) or sent by value
         self.linking = False  # decoding a callback's result: a linked container in it is linked at once
+        self.described: set[int] = set()  # the classes whose descriptor the oracle has (their handle ids)
         # What each tag of a tree the oracle sent is made into here (protocol.TAGS).
         self._makers: dict[str, Callable[[Any], Any]] = {
             "h": self._handle, "lk": self._link, "o": self._reference, "r": self._record_of, "en": self._enum_member,
@@ -69,6 +70,12 @@ class Values:
         cls = type(value)
         if isinstance(value, OracleRef):
             return {"o": value._vg_id}
+        shadows = self.worker.shadows
+        if shadows.classes:
+            if shadows.is_shadow(value):  # the oracle's class, as the oracle holds it
+                return {"o": shadows.classes[id(value)][1]._vg_id}
+            if shadows.oracle_class(cls) is not None:  # an instance of it: its oracle twin
+                return {"o": shadows.twin(value)._vg_id}
         if cls is types.FunctionType:
             rid = self.worker.shipped_ids.get(id(value))
             if rid is not None and self.worker.shipped.get(rid) is value:
@@ -126,8 +133,21 @@ class Values:
         return [str(a.name) for a in cls.__attrs_attrs__]  # type: ignore[attr-defined]
 
     def _class(self, cls: type) -> dict[str, Any]:
-        """A class descriptor: its names, its record shape (if any) and how to reach it again."""
+        """A class descriptor: its names, its record shape (if any), how to reach it again, the special methods its
+        classes define (``sp``: the oracle's proxy class has exactly those, so ``callable()``, ``len()`` and the
+        abstract classes of ``collections.abc`` answer as for the object), whether it cannot be hashed
+        (``uh``), and the mutable builtin it derives from (``b``: ``isinstance(obj, dict)`` holds)."""
         desc: dict[str, Any] = {"t": codec.mro_names(cls), "ref": self._ref(cls), "id": self.worker.hold(cls)}
+        if isinstance(cls, type):
+            mro = type.__dict__["__mro__"].__get__(cls)
+            own = {n for klass in mro[:-1] for n in vars(klass)}
+            desc["sp"] = sorted(own & CAPS)
+            if type.__getattribute__(cls, "__hash__") is None:
+                desc["uh"] = True
+            for builtin in (dict, list, set, bytearray):
+                if builtin in mro and cls is not builtin:
+                    desc["b"] = builtin.__name__
+                    break
         if type(cls) is not type:  # a metaclass of its own (ABCMeta, EnumMeta …): what isinstance(cls, M) reads
             desc["mt"] = codec.mro_names(type(cls))
         kind = self._record_kind(cls) if isinstance(cls, type) else None
@@ -163,9 +183,24 @@ class Values:
     def _fallback(self, obj: Any) -> Any:
         if isinstance(obj, type):
             return {"h": {"k": "cls", **self._class(obj)}}
+        return {"h": self.describe(obj)}
+
+    def describe(self, obj: Any) -> dict[str, Any]:
+        """The descriptor of a handle to ``obj``: its kind, its class (``cid``; the class's own descriptor, ``cls``,
+        the first time this worker sends one of its instances) and what the oracle must know of it."""
+        desc = self._kind(obj)
+        cls = type(obj)
+        cid = self.worker.hold(cls)
+        desc["cid"] = cid
+        if cid not in self.described:
+            self.described.add(cid)
+            desc["cls"] = self._class(cls)
+        return desc
+
+    def _kind(self, obj: Any) -> dict[str, Any]:
         t = type(obj)
         if t in (list, dict, set, bytearray) and self.live:
-            return {"h": {"k": "live", "t": codec.mro_names(t), "id": self.worker.hold(obj)}}
+            return {"k": "live", "t": codec.mro_names(t), "id": self.worker.hold(obj)}
         if hasattr(t, "__next__") and hasattr(t, "__iter__"):
             # An iterator: the oracle may take its items in batches (list(), tuple() …, docs/design.md §8.1).
             desc = {"k": "it", "t": codec.mro_names(t), "id": self.worker.hold(obj)}
@@ -173,7 +208,7 @@ class Values:
                 desc["si"] = True  # iter() gives the object back: the oracle need not ask
             if not hasattr(t, "__len__"):
                 desc["nl"] = True  # nor ask for a length it has not got (list() would, every time)
-            return {"h": desc}
+            return desc
         kind = "fn" if callable(obj) else "obj"
         desc = {"k": kind, "t": codec.mro_names(t), "ref": self._ref(obj) if kind == "fn" else None,
                 "id": self.worker.hold(obj)}
@@ -194,7 +229,7 @@ class Values:
             own = None
         if type(own) is dict and "__module__" in own:
             desc["om"] = True  # it answers its own __module__ (toolz's curry): the oracle asks for it
-        return {"h": desc}
+        return desc
 
     def encode(self, value: Any, live: bool = False, top: bool = True) -> Any:
         """``value``'s tree; ``live``: a list, dict or set not linked goes as a live handle (an attribute read:
@@ -416,3 +451,16 @@ def _self_iters() -> frozenset[Any]:
 
 
 _SELF_ITER = _self_iters()
+
+
+# The special methods a proxy class carries only where the candidate's class defines them (docs/design.md §8.1):
+# their presence alone is what callable(), len(), iter(), the operators and collections.abc look for.
+CAPS = frozenset({
+    "__call__", "__iter__", "__next__", "__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
+    "__enter__", "__exit__", "__get__", "__set_name__", "__bool__", "__index__", "__int__", "__float__",
+    "__complex__", "__round__", "__reversed__", "__length_hint__", "__neg__", "__pos__", "__abs__", "__invert__",
+    "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__", "__and__",
+    "__or__", "__xor__", "__lshift__", "__rshift__", "__divmod__", "__radd__", "__rsub__", "__rmul__",
+    "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__",
+    "__rlshift__", "__rrshift__", "__rdivmod__", "__iadd__", "__isub__", "__imul__", "__ior__", "__iand__",
+    "__ixor__", "__lt__", "__le__", "__gt__", "__ge__"})

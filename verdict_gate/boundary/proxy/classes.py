@@ -1,0 +1,295 @@
+"""Candidate classes as the oracle holds them, and the oracle's classes that derive from them (docs/design.md §8.1,
+"Identity" and "Subclasses").
+
+One candidate class, one local class: its *proxy class* (:func:`proxy_class`), whose metaclass is
+:class:`ProxyType`. Every handle to an instance of it is an instance of that class, so ``type(obj) is Class``,
+``isinstance`` and ``issubclass`` hold natively; calling the class constructs in the worker; reading, setting and
+deleting a class attribute asks the worker. The class carries exactly the special methods the candidate's defines
+(``callable()``, ``len()`` and ``collections.abc`` answer as for the object), and derives from ``dict``, ``list``,
+``set`` or ``bytearray`` when the candidate's class does (``isinstance(obj, dict)``), every method of that builtin
+answered by the worker.
+
+A class statement of the oracle's whose base is a proxy class (``class MyStorage(Storage)``) makes an *oracle
+class*: an ordinary class of this process, whose methods run here with their closures (``nonlocal``, the test's
+locals). Its data (``count = 0``) moves to its *shadow* in the worker (:mod:`..worker.shadows`), a class built
+there from the candidate's bases with a stub for each name the oracle class defines; its instances live in the
+worker as instances of the shadow, each with the oracle object that is its other half here. ``super()`` from
+the oracle class runs the candidate's implementation in the worker, past the stubs (:class:`_Inherited`).
+
+A spoke of the oracle side: a class holds the client it was made for and asks through it; this module imports
+only the protocol and the errors.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import DELATTR, GETATTR, MEMBERS, NEW, SETATTR, SHADOW
+from .errors import named
+
+if TYPE_CHECKING:
+    from .client import Client
+
+# What a class statement's namespace holds that is the class's own make-up, never data to move to the shadow.
+_OWN = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__", "__classcell__",
+                  "__annotations__", "__init_subclass__", "__class_getitem__", "__orig_bases__", "__new__"})
+
+
+@named
+class ProxyType(type):
+    """The metaclass of proxy classes and of the oracle's classes that derive from them."""
+
+    # A proxy class: _vg_home = (client, descriptor); an oracle class: _vg_oracle = True, _vg_over (the names it
+    # and the oracle classes it derives from define, with their kinds), _vg_data (what moves to the shadow).
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> Any:
+        if "_vg_home" in namespace:  # a proxy class, made by proxy_class
+            return super().__new__(mcs, name, bases, namespace)
+        data = {k: v for k, v in namespace.items() if k not in _OWN and not k.startswith("_vg_") and _is_data(v)}
+        behaviour = {k: v for k, v in namespace.items() if k not in data}
+        cls = super().__new__(mcs, name, bases, behaviour)
+        # What the oracle's classes in its method resolution order define (not the proxy classes, not the handle
+        # classes they derive from): each is a stub on the shadow, calling back here.
+        client = _home(cls)[0]
+        machinery = set(client.Handle.__mro__) | set(client.OwnModule.__mro__)
+        over: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            if _is_proxy(klass) or klass in machinery:
+                continue
+            over.update({k: _kind(v) for k, v in vars(klass).items()
+                         if isinstance(k, str) and k not in _OWN and not k.startswith("_vg_")})
+        type.__setattr__(cls, "_vg_oracle", True)
+        type.__setattr__(cls, "_vg_over", over)
+        type.__setattr__(cls, "_vg_data", data)
+        type.__setattr__(cls, "_vg_kwargs", dict(kwargs))
+        type.__setattr__(cls, "_vg_shadow", None)
+        for base in cls.__mro__:
+            if _is_proxy(base):
+                _inherit(base)  # super() from the oracle's methods finds the candidate's there
+        return cls
+
+    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(name, bases, namespace)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        home = _home(cls)
+        if not cls.__dict__.get("_vg_oracle"):
+            client, desc = home
+            return client.call(_class_target(cls), args, kwargs)
+        return _construct(cls, args, kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__") and name != "__wrapped__"):
+            raise AttributeError(name)
+        client = _home(cls)[0]
+        target = _class_target(cls) if not cls.__dict__.get("_vg_oracle") else _shadow_target(cls)
+        if target is None:
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        return client.request({"op": GETATTR, "obj": target, "name": name})
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__")) or \
+                (cls.__dict__.get("_vg_oracle") and not _is_data(value)):
+            type.__setattr__(cls, name, value)  # the class's make-up, or behaviour the oracle's class keeps
+            return
+        client = _home(cls)[0]
+        target = _class_target(cls) if not cls.__dict__.get("_vg_oracle") else _shadow_target(cls)
+        client.request({"op": SETATTR, "obj": target, "name": name, "value": client.encode(value)})
+
+    def __delattr__(cls, name: str) -> None:
+        if name.startswith("_vg_") or name in cls.__dict__:
+            type.__delattr__(cls, name)
+            return
+        client = _home(cls)[0]
+        target = _class_target(cls) if not cls.__dict__.get("_vg_oracle") else _shadow_target(cls)
+        client.request({"op": DELATTR, "obj": target, "name": name})
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if type.__instancecheck__(cls, obj):
+            return True
+        home = cls.__dict__.get("_vg_home")  # a record or builtin value of the candidate's class: by its names
+        return home is not None and home[0].is_instance(obj, home[1])
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        if type.__subclasscheck__(cls, sub):
+            return True
+        home = cls.__dict__.get("_vg_home")
+        mro = getattr(sub, "_vg_mro", None) or []
+        return home is not None and list(home[1]["t"][0]) in [list(n) for n in mro]
+
+
+def class_target(cls: type) -> dict[str, Any]:
+    """What finds ``cls`` in the worker: a proxy class's candidate class, or an oracle class's shadow."""
+    return _shadow_target(cls) if cls.__dict__.get("_vg_oracle") else _class_target(cls)
+
+
+def _is_proxy(cls: Any) -> bool:
+    return isinstance(cls, ProxyType) and "_vg_home" in cls.__dict__
+
+
+def _is_data(value: Any) -> bool:
+    """A class statement's value that is data (moves to the shadow), not behaviour (stays here): no function,
+    class or descriptor."""
+    return not (isinstance(value, (types.FunctionType, type, staticmethod, classmethod, property))
+                or hasattr(type(value), "__get__") or callable(value))
+
+
+def _kind(value: Any) -> str:
+    """How the shadow reaches a name the oracle's class defines: ``m`` a method, ``c``/``s`` a class or static
+    method, ``p`` anything else (a property, a descriptor, a nested class)."""
+    if isinstance(value, types.FunctionType):
+        return "m"
+    if isinstance(value, classmethod):
+        return "c"
+    if isinstance(value, staticmethod):
+        return "s"
+    return "p"
+
+
+def _home(cls: type) -> Any:
+    """The client and descriptor of ``cls``'s proxy class (itself, or the first in its method resolution order)."""
+    for klass in cls.__mro__:
+        home = klass.__dict__.get("_vg_home")
+        if home is not None:
+            return home
+    raise TypeError(f"{cls.__qualname__} holds no candidate class")
+
+
+def _class_target(cls: type) -> dict[str, Any]:
+    client, desc = cls.__dict__["_vg_home"]
+    target = client.target(desc, cls.__dict__["_vg_gen"])
+    if not target:
+        from .errors import WorkerCrashed
+
+        raise WorkerCrashed("this candidate class belonged to a worker that has since been restarted")
+    return target
+
+
+# --- the oracle's classes ------------------------------------------------------------------------------------
+
+
+def _shadow_target(cls: type) -> dict[str, Any]:
+    """The target of ``cls``'s shadow in the running worker (built now if this worker has none yet)."""
+    client = _home(cls)[0]
+    made = cls.__dict__.get("_vg_shadow")
+    if made is not None and made[0] == client.generation and client.proc is not None:
+        return {"id": made[1]}
+    bases = []
+    for base in cls.__bases__:
+        if _is_proxy(base):
+            bases.append({"h": _class_target(base)})
+        elif isinstance(base, ProxyType) and base.__dict__.get("_vg_oracle"):
+            bases.append({"h": _shadow_target(base)})
+    over = [[name, kind] for name, kind in sorted(cls.__dict__["_vg_over"].items())]
+    data = [[name, client.encode(value)] for name, value in cls.__dict__["_vg_data"].items()]
+    kwargs = [[k, client.encode(v)] for k, v in cls.__dict__["_vg_kwargs"].items()]
+    answer = client.request({"op": SHADOW, "name": cls.__name__, "qualname": cls.__qualname__,
+                             "module": cls.__module__, "bases": bases, "over": over, "data": data,
+                             "oracle": client.reference(cls), "kw": kwargs})
+    type.__setattr__(cls, "_vg_shadow", (client.generation, int(answer["hid"])))
+    return {"id": int(answer["hid"])}
+
+
+def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``cls(*args, **kwargs)`` of an oracle class: its instance in the worker (an instance of the shadow, made
+    without ``__init__``), its other half here, then ``__init__`` as Python runs it (the oracle's own, or the
+    candidate's through the shadow)."""
+    client = _home(cls)[0]
+    target = _shadow_target(cls)
+    obj = blank(cls)
+    answer = client.request({"op": NEW, "obj": target, "twin": client.reference(obj),
+                             "args": [client.encode(a) for a in args],
+                             "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
+    adopt(client, obj, {"k": "obj", "t": answer["t"], "id": int(answer["hid"])}, client.generation)
+    init = getattr(obj, "__init__", None)
+    if init is not None:
+        init(*args, **kwargs)
+    return obj
+
+
+def blank(cls: type) -> Any:
+    """An instance of a handle class made without its ``__init__`` (a proxy class's ``__call__`` constructs in the
+    worker): of the builtin it derives from, empty, or a plain object."""
+    for builtin in (dict, list, set, bytearray):
+        if issubclass(cls, builtin):
+            return builtin.__new__(cls)  # type: ignore[type-var]
+    return object.__new__(cls)
+
+
+def adopt(client: Client, obj: Any, desc: dict[str, Any], generation: int) -> Any:
+    """Make ``obj`` (from :func:`blank`) the handle of the worker's object ``desc`` names."""
+    object.__setattr__(obj, "_vg_client", client)
+    object.__setattr__(obj, "_vg_desc", desc)
+    object.__setattr__(obj, "_vg_gen", generation)
+    for slot in ("_vg_buffer", "_vg_mark", "_vg_asked"):
+        object.__setattr__(obj, slot, None)
+    object.__setattr__(obj, "_vg_drain", False)
+    if desc.get("id") is not None:
+        client.handles[(generation, desc["id"])] = obj
+    return obj
+
+
+@named
+class _Inherited:
+    """An attribute of a candidate class on its proxy class, for ``super()`` from an oracle class: bound to an
+    instance of an oracle class that defines the name itself, it is the candidate's implementation (the worker
+    skips the shadow's stub that would call the oracle back); otherwise the worker's attribute of the object."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return ProxyType.__getattr__(owner, self.name)
+        client = instance._vg_client
+        over: Any = ()
+        for klass in type(instance).__mro__:
+            if klass.__dict__.get("_vg_over") is not None:
+                over = klass.__dict__["_vg_over"]
+                break
+        inherited = self.name in over
+        return client.request({"op": GETATTR, "obj": instance._vg_target(), "name": self.name,
+                               **({"inh": True} if inherited else {})})
+
+
+def _inherit(cls: type) -> None:
+    """Put the candidate's methods on its proxy class ``cls`` (once), for ``super()``: Python looks a name up in
+    the classes' own namespaces there, never through ``__getattr__``."""
+    if cls.__dict__.get("_vg_members"):
+        return
+    client, desc = cls.__dict__["_vg_home"]
+    for name, kind in client.request({"op": MEMBERS, "obj": _class_target(cls)}):
+        if kind in ("m", "p") and not (name.startswith("__") and name.endswith("__")) and name not in cls.__dict__:
+            type.__setattr__(cls, name, _Inherited(name))
+    type.__setattr__(cls, "_vg_members", True)
+
+
+def proxy_class(client: Client, desc: dict[str, Any], generation: int, *, own_module: bool = False) -> type:
+    """The proxy class of the candidate's class ``desc`` (a class descriptor the worker of ``generation`` sent),
+    made once and kept: by the class's name where it has one the worker can find again (so a class read after a
+    restarted worker is the same object), else by its handle id. ``own_module``: its instances answer their own
+    ``__module__`` (toolz's ``curry``)."""
+    names = desc.get("t") or [["?", "?"]]
+    module, qualname = str(names[0][0]), str(names[0][1])
+    ref = desc.get("ref")
+    key: tuple[Any, ...] = ("ref", str(ref[0]), str(ref[1])) if ref else ("id", generation, desc.get("id"))
+    cls = client.classes.get(key)
+    if cls is None:
+        base = client.RemoteFunction if (module, qualname) == ("builtins", "function") else client.Handle
+        namespace: dict[str, Any] = {"__slots__": (), "__module__": module, "__qualname__": qualname,
+                                     "_vg_home": (client, desc), "_vg_gen": generation,
+                                     "_vg_mro": [list(n) for n in names]}
+        namespace.update({cap: client.cap_methods[cap] for cap in desc.get("sp") or () if cap in client.cap_methods})
+        if desc.get("uh"):
+            namespace["__hash__"] = None
+        cls = ProxyType(qualname.rpartition(".")[2] or "Handle", (client.OwnModule, base) if own_module else (base,),
+                        namespace)
+        type.__setattr__(cls, "__doc__", client.InstanceAttr("__doc__", None))
+        client.classes[key] = cls
+    elif cls.__dict__["_vg_gen"] != generation:  # the same class, from a worker started since
+        type.__setattr__(cls, "_vg_home", (client, desc))
+        type.__setattr__(cls, "_vg_gen", generation)
+    if desc.get("id") is not None:
+        client.classes[("id", generation, desc["id"])] = cls
+    return cls

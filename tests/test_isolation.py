@@ -25,7 +25,7 @@ from verdict_gate.boundary import codec, proxy
 from verdict_gate.boundary.fence import bwrap, child, host, launch, paths
 from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.boundary.fence.policy import FENCES, LEVELS, METHODS, Policy
-from verdict_gate.boundary.proxy import importer
+from verdict_gate.boundary.proxy import handles, importer
 
 CANDIDATE = '''
 import collections, dataclasses, enum, os, sys
@@ -55,6 +55,16 @@ class EqualsAll:
     def __eq__(self, other):
         return True
     __hash__ = object.__hash__
+
+class Num:
+    def __init__(self, n):
+        self.n = n
+    def __eq__(self, other):
+        return other == self.n
+    __hash__ = object.__hash__
+
+def equal(a, b):
+    return a == b
 
 class Box:
     def __init__(self, items):
@@ -191,34 +201,36 @@ def test_nan_crosses_as_a_float_that_equals_nothing(ops: Any) -> None:
     assert type(got) is float and math.isnan(got)
 
 
-def test_an_int_subclass_crosses_as_its_value_and_its_lying_eq_stays_behind(ops: Any) -> None:
+def _judging(ops: Any) -> None:
+    """This test file is the oracle's code, as a pack's test file is in a gate run (probes look for it)."""
+    client = importer._own(ops)["_vg_client"]
+    client.oracle_roots = [str(Path(__file__).resolve().parent) + "/"]
+
+
+def test_an_int_subclass_crosses_as_its_value_and_answers_its_own_operators(ops: Any) -> None:
     got = ops.lying_int()
     assert type(got) is not int and isinstance(got, int) and type(got).__name__ == "LyingInt"
-    # Its class was never named by the oracle: it compares and hashes as the int it is, whatever its __eq__
-    # says (it says "equal to everything").
-    assert got == 5 and got != 6 and got < 7 and hash(got) == hash(5)
+    assert got != 6 and got < 7 and hash(got) == hash(5)  # int's own, which the class does not override
     assert str(got) == "5" and f"{got}" == "5"
     assert isinstance(got, ops.LyingInt)  # and it is still the candidate's class
+    assert ops.equal(got, 6) is True  # its __eq__ is the candidate's answer, as in plain Python ...
+    _judging(ops)
+    with pytest.raises(handles.LyingEquality, match="lying_equality"):  # ... caught where the oracle judges by it
+        assert got == 5
 
 
-
-
-def test_an_object_equal_to_everything_is_equal_to_no_oracle_value(ops: Any) -> None:
+def test_an_object_equal_to_everything_is_caught_where_the_oracle_judges(ops: Any) -> None:
     liar = ops.equals_all()
-    for compare in (lambda: liar == 1, lambda: liar != "x", lambda: liar == [], lambda: liar < 3):
-        with pytest.raises(TypeError, match="never named"):
+    assert ops.equal(liar, 1) is True  # the candidate's answer, as in plain Python, where the oracle does not judge
+    _judging(ops)
+    for compare in (lambda: liar == 1, lambda: liar != "x", lambda: liar == []):
+        with pytest.raises(handles.LyingEquality, match="lying_equality") as caught:
             compare()
-    # Its hash is its own; a lookup that meets an oracle value of the same hash still compares, and fails.
-    with pytest.raises(TypeError, match="never named"):
-        _ = liar in {hash(liar): "an oracle value with the same hash"}
-
-
-def test_a_named_class_answers_its_own_operators_against_oracle_values(ops: Any) -> None:
-    # Imported (here: read) by name from the candidate's module: its operators are the behaviour under test.
-    lying = ops.LyingInt
-    five = lying(5)
-    assert five == 6 and five != 6  # the candidate's answers (its __eq__, int's __ne__), as in plain Python
-    assert hash(five) == hash(5)
+        assert getattr(caught.value, "__verdict_gate_origin__", None) == "candidate"
+    with pytest.raises(TypeError):  # no ordering of its own: as plain Python says
+        _ = liar < 3
+    honest = ops.Num(5)
+    assert honest == 5 and honest != 6 and 5 == honest  # an honest __eq__ passes its probe
 
 
 def test_records_compare_by_value_and_construct_in_the_worker(ops: Any) -> None:

@@ -28,7 +28,7 @@ from verdict_gate.boundary import codec, proxy
 from verdict_gate.boundary.fence import host
 from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.boundary.proxy import client as hub
-from verdict_gate.boundary.proxy import doctests, handles, records, subclass, textguard
+from verdict_gate.boundary.proxy import doctests, records, textguard
 
 CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
@@ -643,50 +643,31 @@ def test_an_exception_mid_iteration_comes_after_the_items_before_it(lib: Any) ->
 # --- subclasses, records, enums ----------------------------------------------------------------------------
 
 
-def test_an_oracle_subclass_of_a_candidate_class_is_built_in_the_worker(lib: Any) -> None:
+def test_an_oracle_subclass_of_a_candidate_class_is_the_oracle_s(lib: Any) -> None:
+    calls: list[str] = []
+
     class Mine(lib.Base):
         def hook(self) -> str:
+            calls.append("hook")  # the test's own closure: the method runs here, in the oracle
             return "mine"
 
     mine = Mine(4)
-    assert mine.double() == 8 and mine.call_hook() == "mine"  # the base's method calls the override
-    assert isinstance(mine, lib.Base) and isinstance(mine, Mine)
-    assert type(mine).__name__ == "Mine"
+    assert mine.double() == 8 and mine.call_hook() == "mine"  # the base's method calls the override back
+    assert calls == ["hook"]
+    assert isinstance(mine, lib.Base) and isinstance(mine, Mine) and type(mine) is Mine
+    assert issubclass(Mine, lib.Base) and type(mine).__name__ == "Mine"
 
 
-def test_two_subclasses_in_one_file_are_each_built_from_their_own_statement(lib: Any) -> None:
+def test_two_subclasses_in_one_file_are_each_their_own(lib: Any) -> None:
     class Mine(lib.Base):
         def hook(self) -> str:
             return "mine"
 
-    class Mine2(lib.Base):  # the same file, parsed once (subclass._class_statements): its own statement
+    class Mine2(lib.Base):
         def hook(self) -> str:
             return "mine2"
 
     assert Mine(1).call_hook() == "mine" and Mine2(1).call_hook() == "mine2"
-
-
-SEGMENT_CASES = [
-    "class A:\n    x = 1\n",
-    "class A: pass\n",
-    "def f():\n\tclass B(object):\n\t\tpass\n\treturn B\n",
-    "x = 1\r\nclass C:\r\n    y = 'é'\r\n    class D:\r\n        pass\r\n",
-    "class E:\n    s = 'a\\x0cb'\n\x0c\nclass F:  # ü\n    pass",
-    "if True:\n    class G(\n        int,\n    ): z = 'ö'; w = 2\n",
-]
-
-
-@pytest.mark.parametrize("source", SEGMENT_CASES + [Path(handles.__file__).read_text(encoding="utf-8"),
-                                                    Path(__file__).read_text(encoding="utf-8")])
-def test_a_class_statement_s_text_is_what_ast_gives(source: str) -> None:
-    import ast
-
-    classes, lines = subclass._class_statements("<test>", source)
-    assert [n.lineno for n in classes] == [n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)]
-    assert classes, "each case has a class statement"
-    for node in classes:
-        assert subclass._segment(lines, node) == ast.get_source_segment(source, node, padded=True)
-    assert subclass._class_statements("<test>", source)[0] is classes  # parsed once per text
 
 
 def test_records_compare_on_the_class_fields_and_every_field_the_oracle_gave(lib: Any) -> None:
@@ -976,8 +957,7 @@ def test_class_attributes_of_a_candidate_object_s_class_are_the_candidate_class_
     for name in ("missing", "__globals__", "_vg_nothing"):
         with pytest.raises(AttributeError):
             getattr(type(composed), name)
-    with pytest.raises(AttributeError):  # a class the worker cannot name: no class attributes, as before
-        type(lib.local_class_instance()).LIMIT  # noqa: B018
+    assert type(lib.local_class_instance()).LIMIT == 4  # a class the worker holds by id, not by name, too
 
 
 def test_a_candidate_module_s_docstring_crosses_as_text(client: proxy.Client) -> None:

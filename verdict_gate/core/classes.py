@@ -1,11 +1,7 @@
-"""The classes a revision's Python sources define, by module and qualified name (pure: text in, names out).
-
-The oracle lets a candidate class's operators answer against its own values only for a class the property
-*named* (docs/design.md §8.1). What a name is comes from the candidate's process, so a function the
-property imports, turned into a class by a patch, would count as named, and its objects' ``__eq__`` would
-answer every comparison (found by a red-team run). A name counts only if the base revision, which the pack
-was reviewed against, defines a class of that module and qualified name in its sources.
-"""
+"""Reading Python sources without running them (pure: text in, names out): the module a source file is, and
+the statements of a parsed file (imports are statements: expressions are never walked). The gate uses them
+for the modules a revision provides (``run.execute.base_modules``) and the modules the pack imports
+(``host.modules``)."""
 
 from __future__ import annotations
 
@@ -24,29 +20,6 @@ def module_name(path: str) -> str | None:
     if not parts or not all(p.isidentifier() for p in parts):
         return None
     return ".".join(parts)
-
-
-def defined_classes(module: str, source: bytes | str) -> set[str]:
-    """``module:qualname`` of every ``class`` statement in ``source``, as ``__qualname__`` spells it
-    (``Outer.Inner``, ``make.<locals>.Local``). A source that does not parse defines none."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[str] = set()
-
-    def walk(nodes: Iterable[ast.AST], prefix: str) -> None:
-        for node in nodes:
-            if isinstance(node, ast.ClassDef):
-                found.add(f"{module}:{prefix}{node.name}")
-                walk(node.body, f"{prefix}{node.name}.")
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                walk(node.body, f"{prefix}{node.name}.<locals>.")
-            else:  # a class statement is a statement: expressions (the bulk of a tree) hold none
-                walk(statements_in(node), prefix)
-
-    walk(tree.body, "")
-    return found
 
 
 def statements_in(node: ast.AST) -> Iterable[ast.AST]:

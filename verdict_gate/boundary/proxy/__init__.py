@@ -20,7 +20,7 @@ Every class of the package is re-exported here under the name it reports (pickle
 """
 
 from .callbacks import Callbacks, _PackModule, _PackModules
-from .classes import ProxyType, _Inherited
+from .classes import ProxyType, _Inherited, _ModuleName
 from .client import Client, current, install
 from .errors import (
     BoundaryError,
@@ -41,7 +41,6 @@ from .handles import (
     RemoteFunction,
     _End,
     _InstanceAttr,
-    _OwnModule,
     _Probe,
     _ValueMirror,
 )
@@ -53,6 +52,6 @@ __all__ = [
     "BoundaryError", "BoundaryWarning", "Callbacks", "CandidateBaseException", "CandidateKeyboardInterrupt",
     "Client", "EnumMember", "Finder", "Handle", "IsolationUnavailable", "LiveHandle", "LyingEquality", "NotCrossable",
     "ProxyModule", "ProxyType", "RemoteFunction", "Texts", "WorkerCrashed", "_End", "_Inherited", "_InstanceAttr",
-    "_Loader", "_MirrorMeta", "_NoLength", "_OwnModule", "_PackModule", "_PackModules", "_Probe", "_RecordMeta",
+    "_Loader", "_MirrorMeta", "_ModuleName", "_NoLength", "_PackModule", "_PackModules", "_Probe", "_RecordMeta",
     "_Refused", "_ValueMirror", "current", "exception_from", "install", "mirror_exception", "record_class",
 ]

@@ -313,6 +313,28 @@ def _signature_of(client: Client, obj: Any, do: str, args: list[Any], kwargs: di
     return signature(obj)
 
 
+def _dict(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
+    # The instance's own __dict__, its public names only (worker refs._InstanceDict): cachetools' descriptors keep
+    # what they made there; a write that would bind behaviour over the class's own is refused (_data_only).
+    own = getattr(obj, "__dict__", None) if (_pack_class(obj, client) or _oracle_function(obj)) else None
+    what, key = (args + [None, None])[:2]
+    if not isinstance(own, dict) or what not in ("get", "set", "del", "keys", "has") or \
+            (what != "keys" and not _public(key)):
+        raise _refusal(obj, do, name)
+    if what == "keys":
+        return [k for k in own if _public(k)]
+    if what == "has":
+        return key in own
+    if what == "get":
+        return own[key]
+    if what == "del":
+        del own[key]
+        return None
+    _data_only(client, obj, key, args[2] if len(args) > 2 else None)
+    own[key] = args[2] if len(args) > 2 else None
+    return None
+
+
 def _vars(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
     # The public data only, as a copy: never the private state of a test's object, and never a way to bind
     # behaviour onto it (docs/design.md §8.1, "Data, never behaviour"); setattr is the way to change its data.
@@ -375,9 +397,17 @@ def _data_only(client: Client, obj: Any, name: str, value: Any) -> None:
         behaviour = value._vg_desc.get("k") in ("fn", "cls") or bool(value._vg_desc.get("dg"))
     else:
         behaviour = callable(value) or isinstance(value, type) or hasattr(type(value), "__get__")
-    if behaviour:
+    if not behaviour:
+        return
+    # Behaviour over what the object's class defines itself (a Mock's assert_called_once_with, a test's method) is
+    # refused; over a candidate's descriptor on the class (cachetools' cachedmethod), or a name the class lacks,
+    # it is the candidate's own already.
+    import inspect
+
+    owner = inspect.getattr_static(type(obj), name, _MISSING)
+    if owner is not _MISSING and not (isinstance(owner, client.Handle) or client.is_candidate_class(owner)):
         raise _Refused(f"candidate code may set data on an oracle {type(obj).__name__}, never behaviour: {name!r} "
-                       "would be bound to a callable")
+                       f"would be bound over its class's own {type(owner).__name__}")
 
 
 def _setitem(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[str, Any], name: Any) -> Any:
@@ -420,7 +450,7 @@ HANDLERS: dict[str, Handler] = {
     "getitem": _getitem, "contains": _contains,
     "eq": _compare("__eq__"), "ne": _compare("__ne__"), "lt": _compare("__lt__"), "le": _compare("__le__"),
     "gt": _compare("__gt__"), "ge": _compare("__ge__"),
-    "enter": _enter, "exit": _exit, "signature": _signature_of, "vars": _vars,
+    "enter": _enter, "exit": _exit, "signature": _signature_of, "vars": _vars, "dict": _dict,
     "instancecheck": _check, "subclasscheck": _check,
     "getattr": _getattr, "setattr": _setattr, "delattr": _delattr, "setitem": _setitem, "delitem": _delitem,
     "dir": _dir, "next": _refuse, "module": _refuse,
@@ -463,6 +493,7 @@ class _PackModule:
         if do == "getattr" and type(name) is str and name.isidentifier() and not name.startswith("_"):
             value = self.module.__dict__.get(name, _PackModule)
             if isinstance(value, (client.Handle, client.ProxyModule)) or type(value) is client.RecordMeta or \
+                    client.is_candidate_class(value) or \
                     (id(value) in client.local_ids and client.local.get(client.local_ids[id(value)]) is value):
                 return value
             raise AttributeError(f"module {self.module.__name__!r} has no attribute {name!r} that candidate code "
@@ -588,3 +619,6 @@ def position(it: Any) -> Any:
         source = _source(it)
         return None if source is None else operator.length_hint(source)
     return operator.length_hint(it)
+
+
+_MISSING = object()

@@ -25,8 +25,8 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import DELATTR, GETATTR, MEMBERS, NEW, SETATTR, SHADOW
-from .errors import named
+from ..protocol import DELATTR, GETATTR, MEMBERS, NEW, SETATTR, SHADOW, SIGNATURE
+from .errors import candidate_error, named
 
 if TYPE_CHECKING:
     from .client import Client
@@ -52,7 +52,7 @@ class ProxyType(type):
         # What the oracle's classes in its method resolution order define (not the proxy classes, not the handle
         # classes they derive from): each is a stub on the shadow, calling back here.
         client = _home(cls)[0]
-        machinery = set(client.Handle.__mro__) | set(client.OwnModule.__mro__)
+        machinery = set(client.Handle.__mro__)
         over: dict[str, str] = {}
         for klass in reversed(cls.__mro__):
             if _is_proxy(klass) or klass in machinery:
@@ -80,13 +80,21 @@ class ProxyType(type):
         return _construct(cls, args, kwargs)
 
     def __getattr__(cls, name: str) -> Any:
+        if name == "__signature__" and not cls.__dict__.get("_vg_oracle"):
+            # What the worker's inspect.signature() says of the candidate's class (its own __signature__, a
+            # property's TypeError included): the oracle's inspect.signature() stops here and returns it.
+            client = _home(cls)[0]
+            return client.request({"op": SIGNATURE, "obj": _class_target(cls)})
         if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__") and name != "__wrapped__"):
             raise AttributeError(name)
-        client = _home(cls)[0]
-        target = _class_target(cls) if not cls.__dict__.get("_vg_oracle") else _shadow_target(cls)
-        if target is None:
-            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
-        return client.request({"op": GETATTR, "obj": target, "name": name})
+        client, desc = _home(cls)
+        value = client.request({"op": GETATTR, "obj": class_target(cls), "name": name})
+        if not cls.__dict__.get("_vg_oracle") and client.enum_alias(value, name, desc):
+            # HIGH = "low" beside LOW = "low": the oracle means two cases, the candidate collapsed them.
+            raise candidate_error(TypeError(
+                f"{cls.__qualname__}.{name} is an alias of {cls.__qualname__}.{value.name} in the candidate's enum "
+                "(a member whose value repeats another's): the oracle tells them apart"))
+        return value
 
     def __setattr__(cls, name: str, value: Any) -> None:
         if name.startswith("_vg_") or (name.startswith("__") and name.endswith("__")) or \
@@ -158,7 +166,7 @@ def _home(cls: type) -> Any:
 
 def _class_target(cls: type) -> dict[str, Any]:
     client, desc = cls.__dict__["_vg_home"]
-    target = client.target(desc, cls.__dict__["_vg_gen"])
+    target = client.target(desc, cls.__dict__["_vg_class_gen"])
     if not target:
         from .errors import WorkerCrashed
 
@@ -202,8 +210,11 @@ def _construct(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
                              "args": [client.encode(a) for a in args],
                              "kw": [[k, client.encode(v)] for k, v in kwargs.items()]})
     adopt(client, obj, {"k": "obj", "t": answer["t"], "id": int(answer["hid"])}, client.generation)
-    init = getattr(obj, "__init__", None)
-    if init is not None:
+    if "__init__" in cls.__dict__["_vg_over"]:
+        # the oracle's own __init__ (its super().__init__ runs the candidate's)
+        type.__getattribute__(cls, "__init__")(obj, *args, **kwargs)
+    else:
+        init = client.request({"op": GETATTR, "obj": obj._vg_target(), "name": "__init__"})
         init(*args, **kwargs)
     return obj
 
@@ -260,16 +271,29 @@ def _inherit(cls: type) -> None:
         return
     client, desc = cls.__dict__["_vg_home"]
     for name, kind in client.request({"op": MEMBERS, "obj": _class_target(cls)}):
-        if kind in ("m", "p") and not (name.startswith("__") and name.endswith("__")) and name not in cls.__dict__:
+        if kind in ("m", "p") and (name == "__init__" or not (name.startswith("__") and name.endswith("__"))) \
+                and name not in cls.__dict__:
             type.__setattr__(cls, name, _Inherited(name))
     type.__setattr__(cls, "_vg_members", True)
 
 
-def proxy_class(client: Client, desc: dict[str, Any], generation: int, *, own_module: bool = False) -> type:
+@named
+class _ModuleName(str):
+    """``__module__`` of a proxy class: the candidate class's module (``type(obj).__module__``, a string, as
+    ``type`` reads it from the class's namespace), and for an instance that sets its own (toolz's ``curry`` takes
+    its function's: the handle's ``om``), that instance's, read from the worker."""
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None or not instance._vg_desc.get("om"):
+            return str(self)
+        module = instance._vg_client.request({"op": GETATTR, "obj": instance._vg_target(), "name": "__module__"})
+        return module if module is None or type(module) is str else str(self)
+
+
+def proxy_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     """The proxy class of the candidate's class ``desc`` (a class descriptor the worker of ``generation`` sent),
     made once and kept: by the class's name where it has one the worker can find again (so a class read after a
-    restarted worker is the same object), else by its handle id. ``own_module``: its instances answer their own
-    ``__module__`` (toolz's ``curry``)."""
+    restarted worker is the same object), else by its handle id."""
     names = desc.get("t") or [["?", "?"]]
     module, qualname = str(names[0][0]), str(names[0][1])
     ref = desc.get("ref")
@@ -277,19 +301,21 @@ def proxy_class(client: Client, desc: dict[str, Any], generation: int, *, own_mo
     cls = client.classes.get(key)
     if cls is None:
         base = client.RemoteFunction if (module, qualname) == ("builtins", "function") else client.Handle
-        namespace: dict[str, Any] = {"__slots__": (), "__module__": module, "__qualname__": qualname,
-                                     "_vg_home": (client, desc), "_vg_gen": generation,
+        namespace: dict[str, Any] = {"__slots__": (), "__module__": _ModuleName(module), "__qualname__": qualname,
+                                     "_vg_home": (client, desc), "_vg_class_gen": generation,
                                      "_vg_mro": [list(n) for n in names]}
-        namespace.update({cap: client.cap_methods[cap] for cap in desc.get("sp") or () if cap in client.cap_methods})
+        caps = set(desc.get("sp") or ())
+        if "__next__" in caps:  # an iterator: list() asks its length hint, which is how its items come in batches
+            caps.add("__length_hint__")
+        namespace.update({cap: client.cap_methods[cap] for cap in caps if cap in client.cap_methods})
         if desc.get("uh"):
             namespace["__hash__"] = None
-        cls = ProxyType(qualname.rpartition(".")[2] or "Handle", (client.OwnModule, base) if own_module else (base,),
-                        namespace)
+        cls = ProxyType(qualname.rpartition(".")[2] or "Handle", (base,), namespace)
         type.__setattr__(cls, "__doc__", client.InstanceAttr("__doc__", None))
         client.classes[key] = cls
-    elif cls.__dict__["_vg_gen"] != generation:  # the same class, from a worker started since
+    elif cls.__dict__["_vg_class_gen"] != generation:  # the same class, from a worker started since
         type.__setattr__(cls, "_vg_home", (client, desc))
-        type.__setattr__(cls, "_vg_gen", generation)
+        type.__setattr__(cls, "_vg_class_gen", generation)
     if desc.get("id") is not None:
         client.classes[("id", generation, desc["id"])] = cls
     return cls

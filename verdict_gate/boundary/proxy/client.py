@@ -85,7 +85,6 @@ class Client:
     # The kinds of objects this client makes, for the spokes' isinstance checks (a spoke imports no other spoke).
     Handle = handles.Handle
     RemoteFunction = handles.RemoteFunction
-    OwnModule = handles._OwnModule
     InstanceAttr = handles._InstanceAttr
     cap_methods = handles.CAP_METHODS
     ProxyModule = importer.ProxyModule
@@ -543,6 +542,11 @@ class Client:
     is_plain = staticmethod(translate.plain)
     is_instance = staticmethod(translate.is_instance)
     enum_alias = staticmethod(translate.enum_alias)
+
+    @staticmethod
+    def is_candidate_class(obj: Any) -> bool:
+        """Whether ``obj`` is a candidate class as the oracle holds it (a proxy class)."""
+        return isinstance(obj, classes.ProxyType) and "_vg_home" in obj.__dict__
 
     def twin(self, cls: type, desc: dict[str, Any]) -> Any:
         """A new instance of the oracle class ``cls``, the other half of the worker's instance ``desc`` names."""

@@ -51,7 +51,7 @@ def install(client: Client) -> Any:
 
 
 def _refuse(client: Client, obj: Any, name: Any) -> None:
-    if isinstance(obj, (client.ProxyModule, client.Handle)):
+    if isinstance(obj, (client.ProxyModule, client.Handle)) or client.is_candidate_class(obj):
         raise client.limit(f"a doctest of the candidate's {name or 'object'!s:.200}: its docstring is the "
                            f"candidate's text, which a doctest runs as code in the oracle's process; {FIX}")
 

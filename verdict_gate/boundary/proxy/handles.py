@@ -427,23 +427,6 @@ def _unpickle(data: bytes) -> Any:
 
 
 @named
-class _OwnModule:
-    """Mixin of the handle class of a candidate object that sets its own ``__module__`` (toolz's ``curry``
-    takes its function's): ``h.__module__`` is the object's, read from the worker (it may be set), where a
-    handle's would be its class's module."""
-
-    __slots__ = ()
-
-    def __getattribute__(self, name: str) -> Any:
-        if name == "__module__":
-            module = object.__getattribute__(self, "_vg_client").request(
-                {"op": GETATTR, "obj": object.__getattribute__(self, "_vg_target")(), "name": "__module__"})
-            # A name or None, as the import system and pytest expect; anything else reads as its class's.
-            return module if module is None or type(module) is str else type(self).__module__
-        return object.__getattribute__(self, name)
-
-
-@named
 class _ValueMirror:
     """Mixin of the local class of a candidate's subclass of an immutable builtin (``tuple``, ``str``, ``int``,
     ``float``, ``bytes``, ``frozenset``): the instance *is* the builtin value (``isinstance(key, tuple)``,

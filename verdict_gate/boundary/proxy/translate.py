@@ -72,9 +72,10 @@ _TYPE_MRO = [["builtins", "type"], ["builtins", "object"]]
 def mro_of(obj: Any) -> list[list[str]]:
     """The class names of ``type(obj)``'s method resolution order, for ``isinstance`` against a candidate class."""
     if isinstance(obj, Handle):
-        if obj._vg_desc.get("k") == "cls":  # a class is an instance of its metaclass, not of itself
-            return [list(n) for n in obj._vg_desc.get("mt") or _TYPE_MRO]
         return [list(n) for n in obj._vg_desc.get("t") or []]
+    home = obj.__dict__.get("_vg_home") if isinstance(obj, ProxyType) else None
+    if home is not None:  # a candidate class is an instance of its metaclass, not of itself
+        return [list(n) for n in home[1].get("mt") or _TYPE_MRO]
     return [list(n) for n in getattr(type(obj), "_vg_mro", None) or []]
 
 
@@ -148,7 +149,7 @@ def _instance_class(client: Client, p: dict[str, Any], generation: int) -> type:
         return LiveHandle
     described = p.get("cls")
     if isinstance(described, dict):
-        return proxy_class(client, described, generation, own_module=bool(p.get("om")))
+        return proxy_class(client, described, generation)
     known = client.classes.get(("id", generation, p.get("cid")))
     if known is None:
         raise codec.ProtocolError("a handle of a class the worker never described")

@@ -92,8 +92,8 @@ class OracleRef:
                 return self._vg_info["n"][name]
             if name == "__signature__" and "call" in (self._vg_info.get("c") or ()):
                 return _signature(self._vg("signature"))  # inspect.signature() of a callback
-            if name == "__dict__":  # the instance's own dict, linked (functools.cached_property writes it)
-                return self._vg("vars")
+            if name == "__dict__":  # the instance's own dict: its public names (cachetools' descriptors write it)
+                return _InstanceDict(self)
             raise AttributeError(f"an oracle object exposes no {name!r} across the isolation boundary")
         return self._vg("getattr", name=name)
 
@@ -333,3 +333,34 @@ def dumps(obj: Any) -> bytes:
     buffer = io.BytesIO()
     _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
     return buffer.getvalue()
+
+
+@named
+class _InstanceDict(collections.abc.MutableMapping):
+    """``__dict__`` of an oracle object, as candidate code sees it: its public names, read and written in the
+    oracle's own dict by callbacks (``dict``: cachetools' ``cachedmethod`` keeps what it made there, a
+    ``functools.cached_property`` too), never its private state, and never behaviour bound over a method of its
+    class (docs/design.md §8.1, "Data, never behaviour": the oracle checks each write)."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, ref: OracleRef) -> None:
+        self._ref = ref
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._ref._vg("dict", "get", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._ref._vg("dict", "set", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._ref._vg("dict", "del", key)
+
+    def __iter__(self) -> Any:
+        return iter(self._ref._vg("dict", "keys"))
+
+    def __len__(self) -> int:
+        return len(self._ref._vg("dict", "keys"))
+
+    def __contains__(self, key: Any) -> bool:
+        return bool(self._ref._vg("dict", "has", key))

@@ -61,7 +61,7 @@ from ..protocol import (
     VARS,
 )
 from .errors import BoundaryFault, named
-from .refs import OracleRef, _Unpickler, dumps
+from .refs import KEPT_BY_PICKLE, OracleRef, _Unpickler, dumps
 from .shadows import Shadows, inherited
 from .values import Values, _by_value
 
@@ -530,6 +530,7 @@ class Worker:
         kwargs = {str(k): self.decode(v) for k, v in req.get("kw") or []}
         shadow = self.shadows.build(str(req["name"]), str(req["qualname"]), str(req["module"]), bases, over, data,
                                     self.decode(req["oracle"]), kwargs)
+        KEPT_BY_PICKLE[id(shadow)] = shadow  # pickled by reference: no module holds it under its name
         return {"hid": self.hold(shadow)}
 
     def _new(self, req: dict[str, Any]) -> Any:

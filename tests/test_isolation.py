@@ -230,7 +230,7 @@ def test_an_object_equal_to_everything_is_caught_where_the_oracle_judges(ops: An
     with pytest.raises(TypeError):  # no ordering of its own: as plain Python says
         _ = liar < 3
     honest = ops.Num(5)
-    assert honest == 5 and honest != 6 and 5 == honest  # an honest __eq__ passes its probe
+    assert honest == 5 and honest != 6 and 5 == honest  # noqa: SIM300 - an honest __eq__ passes its probe, both ways
 
 
 def test_records_compare_by_value_and_construct_in_the_worker(ops: Any) -> None:

@@ -81,6 +81,7 @@ def commit_all(repo: Path, message: str) -> None:
 
 
 EDIT_SUFFIX = ".edit.yaml"
+META_FILES = ("attack.yaml", "expect.yaml", "control.yaml")  # what a case or control says of itself: never written
 
 
 def edit_file(target: Path, edits: list[dict[str, str]], where: str) -> None:
@@ -351,6 +352,7 @@ def mixed_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
+SHARED_FROZEN_IDS = ("ex.units_rows",)
 
 
 @pytest.fixture(scope="session")
@@ -358,6 +360,15 @@ def frozen_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The base project plus known failures and control-flow shapes (``base_frozen/``), its known failures
     frozen in the ledger by a real base replay: the base of the cases that try to be forgiven as frozen."""
     return build_base(tmp_path_factory.mktemp("frozen-base") / "calc", HERE / "base_frozen", FROZEN_IDS)
+
+
+@pytest.fixture(scope="session")
+def shared_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus properties that hand candidate code the oracle's own objects (``base_shared/``):
+    subclasses of candidate classes, a ``Mock``, a test's instances, a sink a generator posts to, an iterator
+    read partly, ``random`` seeded by the test or not; its known failure (``ex.units_rows``: the pack's own
+    ``int()`` cannot read a thousands separator) frozen in the ledger by a real base replay."""
+    return build_base(tmp_path_factory.mktemp("shared-base") / "calc", HERE / "base_shared", SHARED_FROZEN_IDS)
 
 
 @pytest.fixture(scope="session")
@@ -434,7 +445,7 @@ class Arena:
         git(repo, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {self.canary_basic}")
         return repo
 
-    def write_tree(self, repo: Path, source: Path, skip: tuple[str, ...] = ("attack.yaml", "expect.yaml")) -> list[str]:
+    def write_tree(self, repo: Path, source: Path, skip: tuple[str, ...] = META_FILES) -> list[str]:
         """Copy the files of ``source`` into ``repo`` (placeholders substituted); return their paths. A file
         ``NAME.edit.yaml`` is not copied: its ``[{old, new}, ...]`` edit the file ``NAME`` already in ``repo``
         (each ``old`` must occur exactly once), so a case that changes a few lines of a base file says only those."""
@@ -476,7 +487,8 @@ class Arena:
             (repo / rel).unlink()
         commit_all(repo, meta.get("description", case.name))
 
-    def gate(self, repo: Path, out: Path, *, private_cache: bool = False, extra_env: dict | None = None) -> GateRun:
+    def gate(self, repo: Path, out: Path, *, private_cache: bool = False, extra_env: dict | None = None,
+             jobs: int | None = None) -> GateRun:
         cache = self.tmp / "private-cache" if private_cache else self.cache
         env = {**os.environ, **(NO_BWRAP if method() == "landlock" else {}), "TMPDIR": str(self.gate_tmp),
                "HOME": str(self.home),
@@ -484,7 +496,7 @@ class Arena:
                "GITHUB_TOKEN": self.canary, "GITHUB_OUTPUT": str(self.github_output), **(extra_env or {})}
         env.pop("VERDICT_GATE_KEEP_WORK", None)
         argv = gate_argv("run", "--repo", str(repo), "--base", "main", "--pack", "git:main:oracle",
-                         "--out", str(out), "--today", "2026-11-30")
+                         "--out", str(out), "--today", "2026-11-30", *(["--jobs", str(jobs)] if jobs else []))
         start = time.monotonic()
         # Its own session: a case that kills its process group must not reach this test process.
         proc = subprocess.Popen(argv, cwd=self.tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -548,12 +560,20 @@ def text_arena(text_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Ar
 
 
 @pytest.fixture
+def shared_arena(shared_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    yield from _arena(shared_base, tmp_path, gate_cache)
+
+
+@pytest.fixture
 def mixed_arena(mixed_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
     yield from _arena(mixed_base, tmp_path, gate_cache)
 
 
 # A case's base (its attack.yaml's ``base``) → the fixture of its arena.
-ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena", "mixed": "mixed_arena"}
+ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena", "mixed": "mixed_arena",
+          "shared": "shared_arena"}
+# A base's known failures, frozen in its ledger: an honest patch on it is promoted with exactly these forgiven.
+FROZEN_OF = {"frozen": FROZEN_IDS, "shared": SHARED_FROZEN_IDS}
 
 
 def _arena(base: Path, tmp_path: Path, gate_cache: Path) -> Iterator[Arena]:

@@ -17,14 +17,16 @@ from attack_harness import (  # noqa: E402
     mixed_base,
     pytest_sessionfinish,
     pytest_terminal_summary,
+    shared_arena,
+    shared_base,
     text_arena,
     text_base,
 )
 
 __all__ = ["arena", "attack_base", "text_arena", "text_base", "frozen_arena", "frozen_base", "gate_cache",
            "inplace_arena", "inplace_base", "mixed_arena", "mixed_base", "pytest_sessionfinish",
-           "pytest_terminal_summary"]
+           "pytest_terminal_summary", "shared_arena", "shared_base"]
 
 # pytest must never collect the patches, the base project's oracle, the bugs or the kit as tests.
-collect_ignore = ["base", "base_inplace", "base_frozen", "base_text", "base_mixed", "broken", "broken_prop", "kit",
-                  "cases", "controls", "limits"]
+collect_ignore = ["base", "base_inplace", "base_frozen", "base_text", "base_mixed", "base_shared", "broken",
+                  "broken_prop", "kit", "cases", "controls", "limits"]

@@ -65,7 +65,7 @@ def test_attack_is_not_promoted(case: Path, request: pytest.FixtureRequest) -> N
     arena.apply(repo, case, meta)
     before = user_state(repo)
     out = arena.tmp / "out"
-    runs = [arena.gate(repo, out, private_cache=bool(meta.get("private_cache")))]
+    runs = [arena.gate(repo, out, private_cache=bool(meta.get("private_cache")), jobs=meta.get("jobs"))]
     if meta.get("then") == "broken":  # the next run, of a trick-free broken patch, must not be forged
         nxt = arena.repo("next")
         arena.apply(nxt, BROKEN, {"overlay": "none", "description": "the standard bugs, no trick"})

@@ -10,7 +10,12 @@
   those failures forgiven, and each bug an integrity case hides (``expect.yaml`` ``base: frozen``) is blocked;
 - ``legit_inplace``: a correct in-place sort (the caller's list changes, nothing is returned), gated
   on the base plus ``base_inplace/`` (an in-place API and its property), is promoted (exit 0): the
-  isolation must carry in-place changes of arguments back, or the honest patch is blocked.
+  isolation must carry in-place changes of arguments back, or the honest patch is blocked;
+- every ``controls/<name>/`` with a ``control.yaml`` (its ``base``, its ``description`` and the feature it
+  ``uses``): an honest patch that uses, legitimately, the feature an attack case or limit abuses (a subclass of
+  a candidate class, a ``Mock`` handed to candidate code, a generator calling a callback, an iterator read
+  partly, the test's own ``random.seed``, a public attribute of a test's instance set) is promoted, with exactly
+  its base's frozen failures forgiven: the fence that stops the attack must leave the feature working.
 """
 
 from __future__ import annotations
@@ -19,17 +24,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attack_harness import CONTROLS_DIR, FROZEN_IDS, TRACEBACK, Arena, GateRun, record, user_state
+from attack_harness import ARENAS, CONTROLS_DIR, FROZEN_IDS, FROZEN_OF, TRACEBACK, Arena, GateRun, record, user_state
 
 BUGS = sorted(p for p in (CONTROLS_DIR / "bugs").iterdir() if (p / "expect.yaml").is_file())
 HONEST = ["refactor", "legit_tricky"]
+USES = sorted(p for p in CONTROLS_DIR.iterdir() if (p / "control.yaml").is_file())
 
 
-def _gate(arena: Arena, source: Path, label: str) -> GateRun:
+def _gate(arena: Arena, source: Path, label: str, jobs: int | None = None) -> GateRun:
     repo = arena.repo("control")
     arena.apply(repo, source, {"overlay": "none", "description": label})
     before = user_state(repo)
-    run = arena.gate(repo, arena.tmp / "out")
+    run = arena.gate(repo, arena.tmp / "out", jobs=jobs)
     record(f"control:{label}", [run])
     assert not TRACEBACK.search(run.stdout + run.stderr), run.stderr[-3000:]
     assert user_state(repo) == before
@@ -44,13 +50,14 @@ def _detail(run: GateRun) -> str:
 @pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
 def test_the_bug_alone_is_blocked(bug: Path, request: pytest.FixtureRequest) -> None:
     expect = yaml.safe_load((bug / "expect.yaml").read_text())
-    arena: Arena = request.getfixturevalue("frozen_arena" if expect.get("base") == "frozen" else "arena")
-    run = _gate(arena, bug, f"bug:{bug.name}")
+    base = expect.get("base", "calc")
+    arena: Arena = request.getfixturevalue(ARENAS[base])
+    run = _gate(arena, bug, f"bug:{bug.name}", jobs=expect.get("jobs"))
     assert (run.outcome, run.code) == ("blocked", 1), _detail(run)
     failed = {pid for pid, v in run.failing().items() if v.startswith("fail/")}
     assert failed == set(expect["failing"]), _detail(run)
-    # on the frozen base, its known failures that the bug leaves alone stay forgiven
-    frozen = set(FROZEN_IDS) - failed if expect.get("base") == "frozen" else set()
+    # on a base with frozen failures, those the bug leaves alone stay forgiven
+    frozen = set(FROZEN_OF.get(base, ())) - failed
     assert {pid for pid, v in run.failing().items() if not v.startswith("fail/")} == frozen, _detail(run)
 
 
@@ -83,3 +90,14 @@ def test_a_frozen_failure_stays_forgiven_through_an_honest_decorator(frozen_aren
     run = _gate(frozen_arena, CONTROLS_DIR / "frozen_decorated", "frozen:decorated")
     assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
     assert run.failing() == {pid: "inconclusive/frozen" for pid in FROZEN_IDS}, _detail(run)
+
+
+@pytest.mark.parametrize("control", USES, ids=[c.name for c in USES])
+def test_an_honest_patch_using_the_feature_is_promoted(control: Path, request: pytest.FixtureRequest) -> None:
+    meta = yaml.safe_load((control / "control.yaml").read_text())
+    assert {"description", "uses"} <= set(meta), f"{control.name}: control.yaml needs description and uses"
+    base = meta.get("base", "calc")
+    arena: Arena = request.getfixturevalue(ARENAS[base])
+    run = _gate(arena, control, control.name, jobs=meta.get("jobs"))
+    assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
+    assert run.failing() == {pid: "inconclusive/frozen" for pid in FROZEN_OF.get(base, ())}, _detail(run)

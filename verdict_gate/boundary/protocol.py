@@ -123,7 +123,7 @@ KEYS: dict[str, str] = {
     "mut": "[[position or name, value], …] of arguments a call changed in place",
     # riders: what travels with any frame of the sender
     "rel": "ids of the other side's objects this side no longer holds",
-    "rnd": "the oracle reseeded its random: [\"seed\", value] or [\"state\", state]",
+    "rnd": "the oracle's seedings of its random, in order: [seed, value], [state, state], [restore]",
     "env": "the environment names the test set (a value) or removed (None), relative to the gate's",
     "cwd": "the working directory the test changed to", "argv": "the sys.argv a test put in place (None: its own)",
     "sync": "[[link id, state], …] of linked containers changed", "kept": "offered links the worker kept",

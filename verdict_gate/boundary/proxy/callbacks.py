@@ -53,7 +53,8 @@ class Callbacks:
     def __init__(self, client: Client) -> None:
         self.client = client
         self.count = 0  # callbacks answered in this property (capped: MAX_CALLBACKS)
-        self.ahead: dict[int, tuple[Any, Any]] = {}  # reference id → (iterator read ahead, its position then)
+        # reference id → (iterator read ahead, its position then, items sent ahead that the worker has not taken)
+        self.ahead: dict[int, tuple[Any, Any, int]] = {}
 
     def serve(self, req: dict[str, Any]) -> dict[str, Any]:
         """Answer one callback (the worker's ``cb`` frame) about an oracle object: its value, or the
@@ -67,19 +68,26 @@ class Callbacks:
             client.limit(f"calls nested more than {MAX_DEPTH} deep across the isolation boundary")
             return {"fail": f"calls nested more than {MAX_DEPTH} deep across the isolation boundary"}
         generation = client.generation
+        if req.get("op") != CALLBACK or type(req.get("obj")) is not int or req["obj"] not in client.local:
+            return {"raise": {"t": [["builtins", "AttributeError"]],
+                              "msg": "the worker asked about an oracle object it does not hold"}}
+        try:  # the request itself: a part of a shape no worker of ours sends is the candidate's crash, never an
+            # exception of the oracle's the worker could then hold and raise back as the oracle's own
+            obj = client.local[req["obj"]]
+            do = req["do"] if type(req.get("do")) is str else str(req.get("do"))
+            args = client.decode(req.get("args") or [], generation)
+            n = min(max(int(req.get("n") or 1), 1), MAX_BATCH) if do == "next" else 0
+            kwargs = {str(k): client.decode(v, generation) for k, v in req.get("kw") or []} if do != "next" else {}
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
+                codec.ProtocolError) as bad:
+            raise client.crash(f"the worker sent a malformed callback ({type(bad).__name__}: {str(bad)[:200]})") \
+                from None
         client.depth += 1
         try:
-            if req.get("op") != CALLBACK or type(req.get("obj")) is not int or req["obj"] not in client.local:
-                raise _Refused("the worker asked about an oracle object it does not hold")
-            obj = client.local[req["obj"]]
-            do = str(req.get("do"))
-            args = client.decode(req.get("args") or [], generation)
             if do == "next":
-                n = min(max(int(req.get("n") or 1), 1), MAX_BATCH)
                 if req.get("ra") is True:
                     return self.read_ahead(req["obj"], obj, n)
                 return self.next_batch(obj, n)
-            kwargs = {str(k): client.decode(v, generation) for k, v in req.get("kw") or []}
             # While the oracle's code runs, the channel is idle (the worker waits for this answer and serves
             # requests nested in it): the oracle's other threads may use it meanwhile (a pool's threads
             # calling the candidate, its task thread pickling a handle). Only the oracle's code runs without
@@ -158,28 +166,33 @@ class Callbacks:
         read = shadow(it)
         if read is None:
             return self.next_batch(it, 1)
-        self.ahead[rid] = (it, position(it))
         answer = self.next_batch(read, n)
         answer["ra"] = True
+        _it, _where, left = self.ahead.get(rid, (it, None, 0))
+        self.ahead[rid] = (it, position(it), left + len(answer.get("ok") or ()))
         return answer
 
     def took(self, frame: dict[str, Any]) -> None:
-        """Move the oracle's iterators by the items candidate code took of what was read ahead (``took``)."""
+        """Move the oracle's iterators by the items candidate code took of what was read ahead (``took``): never by
+        more than this side sent and the worker has not said it took already (the oracle counts its own
+        iterators; a worker that says more moves nothing more)."""
         for rid, n in frame.get("took") or ():
             state = self.ahead.get(rid) if type(rid) is int and type(n) is int else None
             if state is None:
                 continue
-            it = state[0]
-            for _ in range(min(n, MAX_BATCH)):  # one batch at most: a frame goes out before the next
+            it, _where, left = state
+            taken = 0
+            for _ in range(max(0, min(n, left))):
                 try:
                     next(it)
                 except Exception:  # the copy ended so too: candidate code has had that end already
                     break
-            self.ahead[rid] = (it, position(it))
+                taken += 1
+            self.ahead[rid] = (it, position(it), left - taken)
 
     def moved(self, frame: dict[str, Any]) -> None:
         """Tell the worker which iterators the oracle's own code moved since it read them ahead."""
-        moved = [rid for rid, (it, where) in self.ahead.items() if position(it) != where]
+        moved = [rid for rid, (it, where, _left) in self.ahead.items() if position(it) != where]
         if moved:
             for rid in moved:
                 del self.ahead[rid]

@@ -137,7 +137,7 @@ class Client:
         self.boundary: list[dict[str, Any]] = []
         self.asked: dict[int, tuple[BaseException, str]] = {}
         self.raised_in_callbacks: list[BaseException] = []  # control flow the oracle raised in a callback
-        self.random_pending: list[Any] | None = None  # the oracle reseeded its random: the worker follows
+        self.random_pending: list[Any] | None = None  # the oracle's seedings and restores the worker follows
         self.via = ""  # what the request in flight asked, for the message of an unnamed handle
         self.oracle_roots: list[str] = []  # the pack's directory: a class defined under it is a test's own
         self.pack_modules: dict[str, Any] = {}  # the pack's modules as candidate code imports them
@@ -467,7 +467,7 @@ class Client:
             if kind == "ok":
                 value = translate.decode(self, answer["ok"], generation)
                 self.texts.note_in(value)
-                self._swallowed(None)
+                self.swallowed(None)
                 return value
             if kind == "raise":
                 error = exceptions.exception_from(self, answer["raise"], generation)
@@ -476,10 +476,13 @@ class Client:
         except (codec.ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError,
                 RecursionError) as err:
             raise self.crash(f"the worker sent a malformed answer ({type(err).__name__}: {err})") from None
-        self._swallowed(error)
+        self.swallowed(error)
         raise error
 
-    def _swallowed(self, error: BaseException | None) -> None:
+    def swallowed(self, error: BaseException | None) -> None:
+        """Raise the first control-flow exception (an assertion, a pytest outcome) the oracle raised in a callback of
+        this exchange if candidate code swallowed it (``error``: the exception the answer raises, if any): the
+        oracle's control flow stays the oracle's, whatever candidate code does (docs/design.md §8.1)."""
         if self.depth == 0 and self.raised_in_callbacks:
             pending, self.raised_in_callbacks = self.raised_in_callbacks, []
             if error is None or all(error is not e for e in pending):
@@ -722,29 +725,31 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str,
 
 
 def _follow_random(client: Client) -> Any:
-    """Wrap this process's ``random.seed``/``random.setstate`` so the worker's ``random`` follows; returns the
-    originals (to undo it)."""
+    """Wrap this process's ``random.seed``/``random.setstate`` so the worker's ``random`` follows a seeding (a
+    test's ``random.seed(1)``, Hypothesis's seeding of each example: candidate code draws what it would in plain
+    pytest), and puts its own state back when this process puts its own back (Hypothesis's restore after an
+    example): never this process's state itself, which would let candidate code predict what an unseeded test
+    draws next (docs/design.md §8.1). Returns the originals (to undo it)."""
     import random
 
     seed, setstate = random.seed, random.setstate
-    # Hypothesis restores the same state (625 ints) after every example: its encoding is kept, not redone.
-    last: list[Any] = [None, None]
-
-    def encoded(state: Any) -> Any:
-        if last[1] is None or type(state) is not tuple or state != last[0]:
-            last[0], last[1] = state, client.encode(state)
-        return last[1]
 
     def seeded(a: Any = None, version: int = 2) -> None:
         seed(a, version)
         if a is None or type(a) in (int, str, bytes, bytearray, float):
-            client.random_pending = ["seed", client.encode(a)]
-        else:
-            client.random_pending = ["state", encoded(random.getstate())]
+            event = ["seed", client.encode(a)]
+        else:  # seeded with an object: the state it made (which tells nothing the seed did not)
+            event = ["state", client.encode(random.getstate())]
+        client.random_pending = [*(client.random_pending or [])[-63:], event]
 
     def restored(state: Any) -> None:
         setstate(state)
-        client.random_pending = ["state", encoded(state)]
+        pending = client.random_pending or []
+        if pending and pending[-1][0] != "restore":  # a seeding the worker never followed, undone: nothing to send
+            pending.pop()
+            client.random_pending = pending or None
+        else:
+            client.random_pending = [*pending[-63:], ["restore"]]
 
     random.seed, random.setstate = seeded, restored
     return seed, setstate

@@ -66,6 +66,7 @@ class _MirrorMeta(type):
             raise client.crash("the worker built no exception")
         exc = exception_from(client, answer["exc"], generation)
         exc.__dict__.pop("__verdict_gate_origin__", None)  # built for the oracle: raised, it is the oracle's
+        client.swallowed(None)
         return exc
 
 

@@ -223,6 +223,7 @@ class Handle:
             raise client.crash(f"the worker sent a malformed answer ({type(err).__name__}: {err})") from None
         if not items:
             raise client.crash("the worker answered next with nothing")
+        client.swallowed(None)  # an assertion of a callback that candidate code swallowed is raised here
         items.reverse()
         object.__setattr__(self, "_vg_buffer", items)
         return self.__next__()

@@ -129,6 +129,7 @@ class Worker:
         # to (a cache it stores, a list a lazy iterator reads): this copy and the oracle's own are kept in step.
         self.links = Links()
         self.out, self.err = _Output("stdout"), _Output("stderr")
+        self.random_saved: list[Any] = []  # this process's random states before the oracle's seedings
         self.shadows = Shadows(self)  # the oracle's classes that derive from candidate classes, and their instances
         self.shipped: dict[int, Any] = {}  # reference id → the copy of a pure oracle function (ship.py)
         self.shipped_ids: dict[int, int] = {}
@@ -212,9 +213,18 @@ class Worker:
             sys.argv = [str(a) for a in argv] if type(argv) is list else list(self.argv_own)
 
     def _random(self, rnd: Any) -> None:
-        """The oracle seeded its ``random`` (a test's ``random.seed(...)``, Hypothesis's seeding): seed this
-        process's the same way, so candidate code that draws from ``random`` draws what it would have."""
-        kind, value = rnd[0], self.decode(rnd[1])
+        """The oracle seeded its ``random`` (a test's ``random.seed(...)``, Hypothesis's seeding of each example):
+        seed this process's the same way, so candidate code that draws from ``random`` draws what it would have;
+        this process's state before is kept, and put back when the oracle puts its own back (``restore``: never
+        the oracle's state itself, which would tell candidate code what the oracle draws next)."""
+        kind = rnd[0]
+        if kind == "restore":
+            if self.random_saved:
+                random.setstate(self.random_saved.pop())
+            return
+        if len(self.random_saved) < 64:
+            self.random_saved.append(random.getstate())
+        value = self.decode(rnd[1])
         if kind == "seed":
             random.seed(value)
         elif kind == "state":
@@ -324,9 +334,8 @@ class Worker:
         for hid in req.get("rel") or ():
             self._release(hid)
         self._sync_in(req)
-        rnd = req.get("rnd")
-        if rnd is not None:
-            self._random(rnd)
+        for event in req.get("rnd") or ():
+            self._random(event)
         if "env" in req or "cwd" in req or "argv" in req:
             self._follow(req)
         op = req.get("op")

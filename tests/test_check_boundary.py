@@ -13,10 +13,10 @@ from test_failure_sets_e2e import ADD, project
 from conftest import cli
 from verdict_gate.commands.check import boundary_differences
 
-# A handle's Python type is the boundary's, not the candidate class's proxy: `type(obj) is Thing`
-# fails under the gate and holds in one process. A silent difference (an AssertionError, no boundary
-# error), found only by running the test both ways.
-SAME = ("import calc\n\ndef test_same_object():\n    assert type(calc.make()) is calc.Thing\n")
+# A candidate class's bases, read in the oracle process, are its proxy class's (the boundary's handle class), not
+# the candidate's `object`: `Thing.__bases__ == (object,)` fails under the gate and holds in one process. A
+# silent difference (an AssertionError, no boundary error), found only by running the test both ways.
+SAME = ("import calc\n\ndef test_same_object():\n    assert calc.Thing.__bases__ == (object,)\n")
 ADDS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 CALC = ADD + "\nclass Thing:\n    pass\n\n\ndef make():\n    return Thing()\n"
 

@@ -744,6 +744,7 @@ def _snapshot(dirs: list[str]) -> list[tuple[str, int, int, int]]:
 def _new_acc() -> dict[str, Any]:
     return {"trials": 0, "hits": 0, "items": 0, "skipped_items": 0, "status": None, "failure": None, "seed": None,
             "hypothesis": False, "last_example": None, "t0": time.monotonic(), "failures": [], "nodes": {},
+            "crashed": [],
             "nodes_more": 0}
 
 
@@ -804,6 +805,22 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return result
 
 
+def _contain_crash(client: Any, nodeid: str, acc: dict[str, Any]) -> None:
+    """A worker that died or answered malformed data while a test node ran fails that node (recorded out of band:
+    the node fails even if its code caught the exception) and only that node: the next one starts a fresh worker
+    (docs/design.md §8.1, "Faults are contained")."""
+    if client is None or not client.failure:
+        return
+    crash: dict[str, Any] = {"node": nodeid, "exc_type": "verdict_gate.WorkerCrashed",
+                             "message": f"the candidate worker failed: {client.failure}", "counterexample": None,
+                             "traceback": [], "origin": "candidate"}
+    acc["crashed"].append(crash)
+    acc["failures"].append(crash)
+    if nodeid in acc["nodes"]:
+        acc["nodes"][nodeid] = "failed"
+    client.failure = None  # the crash killed the worker: the next request starts a fresh one
+
+
 def _finish(state: dict[str, Any], pid: str) -> None:
     acc = state["acc"][pid]
     mutated = _watch_each(state) and _snapshot(state["spec"]["watch"]) != state.get("snapshot")
@@ -830,12 +847,11 @@ def _finish(state: dict[str, Any], pid: str) -> None:
         status = "fail"
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.IsolationUnavailable",
                           "message": state["isolation"]["why"], "counterexample": None, "traceback": []}
-    elif client is not None and client.failure:
-        # Out of band: an oracle that caught the worker's crash cannot have turned it into a pass.
+    elif acc["crashed"]:
+        # Out of band: an oracle that caught the worker's crash cannot have turned it into a pass; the nodes after
+        # it ran on a fresh worker, each with its own outcome (_contain_crash).
         status = "crash"
-        acc["failure"] = {"node": pid, "exc_type": "verdict_gate.WorkerCrashed",
-                          "message": f"the candidate worker failed: {client.failure}", "counterexample": None,
-                          "traceback": []}
+        acc["failure"] = acc["crashed"][0]
     elif acc.get("discarded_by"):
         status = "fail"
         acc["failure"] = {"node": pid, "exc_type": "verdict_gate.DiscardedExample",
@@ -976,6 +992,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return report
     acc = state["acc"][state["item_prop"][item.nodeid]]
     _record_node(item, report, acc, _results(state).NODE_OUTCOMES)
+    if report.when == "teardown":
+        _contain_crash(state["client"], item.nodeid, acc)
     if report.when == "call" and not acc["hypothesis"] and report.outcome != "skipped":
         acc["trials"] += 1  # a plain (example) test is one trial, one hit when its body ran
         acc["hits"] += 1

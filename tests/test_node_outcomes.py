@@ -154,3 +154,52 @@ def test_nodes_survive_runs_json_and_its_schema():
                                  "hypothesis": "6"}, "runs": {"prop.a": one.to_json()}}
         schemas.check("runs", whole, "runs.json")
     assert ROOT.joinpath("schemas", "runs.schema.json").is_file()
+
+
+CRASHES = '''
+import pytest
+from calc import add, die
+
+
+def test_before():
+    assert add(1, 2) == 3
+
+
+def test_kills_the_worker():
+    die()
+
+
+def test_catches_the_crash():
+    try:
+        die()
+    except Exception:
+        pass  # the worker is gone: a test that swallows that still fails, out of band
+
+
+def test_after():
+    assert add(2, 2) == 4
+'''
+
+
+@pytest.mark.parametrize("level", ["sandbox", "process"])
+def test_a_worker_crash_fails_the_node_it_served_and_the_next_node_gets_a_fresh_worker(tmp_path, level):
+    """Faults are contained per test node (docs/design.md §8.1): the node that crashed the worker fails (even one
+    that caught the exception), the property is crashed, and the nodes after it run on a fresh worker, each with
+    its own outcome (before: every node after the crash was lost with it)."""
+    repo = make_project(tmp_path, {"test_crash.py": CRASHES},
+                        [{"id": "prop.crash", "oracle": "properties/test_crash.py", "kind": "example"}],
+                        src={"src/calc.py": "import os\n\ndef add(a, b):\n    return a + b\n\n"
+                                                      "def die():\n    os._exit(3)\n"},
+                        extra={"isolation": level})
+    code, docs, stderr = run(repo, tmp_path / "out")
+    assert code == 1, stderr
+    record = docs["runs.json"]["runs"]["prop.crash"]
+    assert record["status"] == "crash"
+    assert record["nodes"] == {"properties/test_crash.py::test_before": "passed",
+                               "properties/test_crash.py::test_kills_the_worker": "failed",
+                               "properties/test_crash.py::test_catches_the_crash": "failed",
+                               "properties/test_crash.py::test_after": "passed"}
+    crashed = {f["node"] for f in record["failures"] if f["exc_type"] == "verdict_gate.WorkerCrashed"}
+    assert crashed == {"properties/test_crash.py::test_kills_the_worker",
+                       "properties/test_crash.py::test_catches_the_crash"}
+    assert docs["verdicts.json"]["verdicts"]["prop.crash"]["reason"] == "crashed"

@@ -380,7 +380,7 @@ class Client:
             self._forked()
         with self.lock:
             if self.failure is not None:
-                raise WorkerCrashed(f"the candidate worker crashed earlier in this property: {self.failure}")
+                raise WorkerCrashed(f"the candidate worker crashed earlier in this test: {self.failure}")
             if self.proc is None:
                 self.start()
             else:

@@ -43,6 +43,9 @@ def add_parser(sub: Any) -> None:
                           "pytest process, as plain pytest runs it) that finds the tests whose outcome the "
                           "boundary changes")
     add_pack_options(chk)
+    chk.add_argument("--jobs", type=int, metavar="N", default=None,
+                     help="oracle processes at once, each with its own candidate worker (default: the core count, "
+                          "as `run`); the verdicts are the same at any number (docs/design.md §8.1)")
     chk.add_argument("--format", choices=["text", "json"], default="text",
                      help="text (default) or json: one document on stdout: {format, ok, revision, where, notes, "
                           "properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, "
@@ -54,7 +57,12 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from verdict_gate.core.errors import EXIT_BLOCKED, EXIT_PROMOTED
 
-    report = check(Path(args.repo), args.pack, args.rev, pack_options(args), plain=not args.no_plain)
+    if args.jobs is not None and args.jobs < 1:
+        from verdict_gate.core.errors import GateError
+
+        raise GateError("--jobs", str(args.jobs), "is not a positive number of processes", "pass --jobs 1 or more")
+    report = check(Path(args.repo), args.pack, args.rev, pack_options(args), plain=not args.no_plain,
+                   jobs=args.jobs)
     if getattr(args, "format", "text") == "json":
         import json
 
@@ -179,13 +187,14 @@ FORMAT = "verdict-gate/check/v2"  # v2: per-property data (v1: the text lines)
 
 
 def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plain: bool = True,
-          only: Sequence[str] | None = None) -> Report:
+          only: Sequence[str] | None = None, jobs: int | None = None) -> Report:
     """Run every property of the pack (or those in ``only``) on ``rev`` (a detached worktree) or on the
     work tree (``None``).
 
     Returns the :class:`Report`: per property whether it ran, its status, whether a freeze would forgive
     it and, if not, why; with ``plain``, the properties are run again with no boundary (isolation
-    ``none``) and each test node whose outcome differs is named.
+    ``none``) and each test node whose outcome differs is named. ``jobs``: oracle processes at once (``None``: the
+    core count).
     """
     import dataclasses
     from contextlib import nullcontext
@@ -208,7 +217,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
         with tree_cm as tree:
             generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
-                           passes={prop.id: {} for prop in props})
+                           passes={prop.id: {} for prop in props}, jobs=jobs)
             bounded = [dataclasses.replace(prop, isolation="none") for prop in props if prop.isolation != "none"]
             unbounded = None
             if plain and bounded:
@@ -217,7 +226,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
                 (scratch / "plain").mkdir()
                 unbounded = execute(bounded, oracle_pack, tree, commit, commit, scratch / "plain", progress,
                                     fixtures=done.digested, repo=None if rev is None else repo,
-                                    passes={prop.id: {} for prop in bounded})
+                                    passes={prop.id: {} for prop in bounded}, jobs=jobs)
     # On a protected revision, replayed 5 times: a flake becomes a flaky freeze (docs/design.md §3).
     hint = (f"verdict-gate freeze --rev REV --pack {source} --id {{id}} --reason \"…\" "
             f"--ledger {oracle_pack.catalog.pack_root}/freeze_ledger.json")

@@ -90,6 +90,9 @@ def pytest_configure(config: pytest.Config) -> None:
         sources.source_only(spec["python_path"])
         at = sources.after_stdlib(sys.path)
         sys.path[at:at] = list(spec["python_path"])
+        # A child process a test starts (the candidate's command line) finds it too, as on plain pytest's path.
+        os.environ["PYTHONPATH"] = os.pathsep.join([*spec["python_path"],
+                                                    *filter(None, [os.environ.get("PYTHONPATH")])])
     else:
         # Candidate code never runs here: its modules become proxies of a sandboxed worker.
         if isolation.get("cpu") is not None:

@@ -4,7 +4,8 @@ The pytest plugin and the candidate worker load :mod:`verdict_gate.boundary` fro
 under the private name :data:`PACKAGE`, never as ``verdict_gate.boundary``: in the oracle process a
 property may import a candidate that is verdict-gate itself, and that import must find the
 candidate's package, not ours. The plugin runs this file (``runpy.run_path``) and calls
-:func:`package`; the worker is started as ``python -P -s -B load.py RFD WFD`` (:data:`WORKER`).
+:func:`package`; the worker is started as ``python -P -s -B load.py RFD WFD`` (:data:`WORKER`), and a test's
+child process as ``python -P -s -B load.py fenced POLICY -- COMMAND...`` (:mod:`.fence.fenced`).
 """
 
 from __future__ import annotations
@@ -42,4 +43,6 @@ def module(name: str, directory: str = HERE) -> ModuleType:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "fenced":  # a test's child process, fenced as the worker is
+        sys.exit(module("fence.fenced").main(sys.argv[2:]))
     sys.exit(module("worker.main").main(sys.argv))

@@ -35,9 +35,23 @@ from ..links import Links
 from ..load import WORKER
 from ..names import pack_module_names, provided_names
 from ..protocol import CALL, HANDSHAKE_TIMEOUT_S, MAX_LOCAL, PACK_MODULES
-from . import callbacks, classes, doctests, exceptions, handles, importer, records, state, textguard, translate
+from . import (
+    callbacks,
+    children,
+    classes,
+    doctests,
+    exceptions,
+    handles,
+    importer,
+    records,
+    state,
+    textguard,
+    translate,
+)
 from .errors import IsolationUnavailable, NotCrossable, WorkerCrashed, named
 
+# The programs a test's child process may run besides the interpreter (a shell, the system's tools).
+CHILD_PROGRAMS = ("/usr/bin", "/bin", "/usr/local/bin")
 _CLIENTS: list[Client] = []  # the clients of this process, the newest last (one, in a run)
 
 
@@ -220,7 +234,7 @@ class Client:
         # say why a worker that never answered died (a Python it cannot run, a fence that failed to apply).
         self._stderr = os.path.join(self._targets.dir, f"worker-{self.generation + 1}.stderr")
         try:
-            with open(self._stderr, "wb") as err:
+            with open(self._stderr, "wb") as err, children.ours():
                 self.proc = subprocess.Popen(argv, pass_fds=(to_worker_r, from_worker_w), env=how.env,
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                              stderr=err, cwd="/", preexec_fn=how.preexec,
@@ -546,6 +560,29 @@ class Client:
     is_instance = staticmethod(translate.is_instance)
     enum_alias = staticmethod(translate.enum_alias)
 
+    loader = WORKER  # the boundary's loader script: the worker, and a fenced child process (children.py)
+
+    def fences_children(self) -> bool:
+        """Whether a child process a test starts is fenced as the worker (a ``sandbox`` level the host gives)."""
+        return self.level == "sandbox" and not self.unavailable
+
+    def child_launch(self, cwd: str) -> tuple[Any, Any]:
+        """The policy and launch of a test's child process (:mod:`.children`): the worker's, with its fences and
+        uid, no probes, the system's programs readable, in ``cwd``.
+
+        Raises:
+            OSError: the level cannot be given here (the child is never started unfenced)."""
+        try:
+            name = self.method or host.method(self.level)
+            pol = launch.worker_policy(self.level, name, readonly=[*self.readonly, self.cwd, *self.python_path,
+                                                                   *CHILD_PROGRAMS],
+                                       tmp=self._tmp or "/tmp", cwd=cwd, limits=self.limits, bytecode=self.bytecode,
+                                       userns=self.userns, generation=max(self.generation, 1), own_uid=self.own_uid,
+                                       shared=self.shared, tmpdir=os.environ.get("TMPDIR", "") if self.shared else "")
+            return pol, launch.launch(pol, bytecode=self.bytecode)
+        except Unavailable as exc:
+            raise OSError(f"verdict-gate: a child process cannot be fenced here: {exc}") from None
+
     @staticmethod
     def is_candidate_class(obj: Any) -> bool:
         """Whether ``obj`` is a candidate class as the oracle holds it (a proxy class)."""
@@ -713,6 +750,7 @@ def install(client: Client, python_path: Sequence[str], pack_dir: str,
     client.oracle_roots = [os.path.realpath(pack_dir) + os.sep, pack_dir.rstrip(os.sep) + os.sep]
     _follow_random(client)
     state.follow_cwd()
+    children.install(client)
     doctests.install(client)
     textguard.install(client)
     names = set(modules) if modules else provided_names(python_path) - pack_module_names(pack_dir)

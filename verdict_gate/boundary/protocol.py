@@ -43,7 +43,8 @@ OPS: dict[str, Op] = {op.name: op for op in (
        "inh: as the first class that is no shadow defines it (super() from an oracle class)"),
     Op(SETATTR, ("obj", "name", "value"), "None"),
     Op(DELATTR, ("obj", "name"), "None"),
-    Op(CALL, ("obj", "args", "kw"), "the result; with mut, the by-value arguments the call changed in place"),
+    Op(CALL, ("obj", "args", "kw", "name", "inh"), "the result; with mut, the by-value arguments the call changed in "
+       "place; with name, a call of the object's method of that name (inh: as for GETATTR)"),
     Op(NEXT, ("obj", "n"), "a list of up to n items; end (it ended) or then (the exception that ended it)"),
     Op(DUNDER, ("obj", "name", "arg", "exc", "inh"), "what the special method name (__len__, __add__ …) returns; "
        "inh: as for GETATTR"),
@@ -150,6 +151,9 @@ DESCRIPTOR: dict[str, str] = {
     "si": "iter() gives it back", "nl": "it has no __len__", "dg": "a descriptor", "sn": "it has __set_name__",
     "n": "a function's __name__, __qualname__, __module__", "om": "it answers its own __module__",
     "via": "the call that returned it (set by the oracle)",
+    "cid": "an instance's class (its handle id)", "cls": "that class's descriptor, the first time it is sent",
+    "sp": "the special methods a class's own classes define", "uh": "its instances cannot be hashed",
+    "b": "the mutable builtin it derives from", "fm": "the plain functions its classes define (its methods)",
 }
 
 # --- limits ----------------------------------------------------------------------------------------------

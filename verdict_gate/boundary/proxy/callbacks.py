@@ -169,7 +169,10 @@ class Callbacks:
         answer = self.next_batch(read, n)
         answer["ra"] = True
         _it, _where, left = self.ahead.get(rid, (it, None, 0))
-        self.ahead[rid] = (it, position(it), left + len(answer.get("ok") or ()))
+        # Each item sent counts, and so does how the copy ended (its end, or its exception): the worker takes
+        # that too, and the oracle's own iterator then ends the same way.
+        sent = len(answer.get("ok") or ()) + ("end" in answer or "then" in answer or "raise" in answer)
+        self.ahead[rid] = (it, position(it), left + sent)
         return answer
 
     def took(self, frame: dict[str, Any]) -> None:

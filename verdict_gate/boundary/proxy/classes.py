@@ -264,6 +264,86 @@ class _Inherited:
                                **({"inh": True} if inherited else {})})
 
 
+def _overrides_of(instance: Any) -> Any:
+    for klass in type(instance).__mro__:
+        over = klass.__dict__.get("_vg_over")
+        if over is not None:
+            return over
+    return ()
+
+
+@named
+class _Method:
+    """A method of a candidate class on its proxy class: ``obj.method`` is a :class:`BoundCall`, so ``obj.method(x)``
+    is one request, not an attribute read and then a call (the object's own attribute of that name still answers
+    in the worker). On an instance of an oracle class that defines the name itself, it is ``super()``'s: the
+    candidate's implementation, past the shadow's stub."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return ProxyType.__getattr__(owner, self.name)
+        return BoundCall(instance, self.name, self.name in _overrides_of(instance))
+
+
+@named
+class BoundCall:
+    """``obj.method`` of a candidate object: called, one request (``call`` with the method's name); used any other
+    way (its ``__name__``, compared, handed on), the worker's attribute itself, read once."""
+
+    __slots__ = ("_vg_self", "_vg_name", "_vg_inh", "_vg_value")
+
+    def __init__(self, handle: Any, name: str, inherited: bool) -> None:
+        self._vg_self, self._vg_name, self._vg_inh, self._vg_value = handle, name, inherited, _MISSING
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        handle = self._vg_self
+        client = handle._vg_client
+        client.via = f"{type(handle).__qualname__}.{self._vg_name}(...)"
+        try:
+            return client.call(handle._vg_target(), args, kwargs, name=self._vg_name, inherited=self._vg_inh)
+        finally:
+            client.via = ""
+
+    def _vg_get(self) -> Any:
+        if self._vg_value is _MISSING:
+            handle = self._vg_self
+            self._vg_value = handle._vg_client.request(
+                {"op": GETATTR, "obj": handle._vg_target(), "name": self._vg_name,
+                 **({"inh": True} if self._vg_inh else {})})
+        return self._vg_value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._vg_get(), name)
+
+    def __eq__(self, other: Any) -> Any:
+        if isinstance(other, BoundCall):
+            return other._vg_self is self._vg_self and other._vg_name == self._vg_name
+        return self._vg_get() == other
+
+    def __ne__(self, other: Any) -> Any:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((id(self._vg_self), self._vg_name))
+
+    def __repr__(self) -> str:
+        return repr(self._vg_get())
+
+    def __str__(self) -> str:
+        return str(self._vg_get())
+
+    def __bool__(self) -> bool:
+        return bool(self._vg_get())
+
+
+_MISSING = object()
+
+
 def _inherit(cls: type) -> None:
     """Put the candidate's methods on its proxy class ``cls`` (once), for ``super()``: Python looks a name up in
     the classes' own namespaces there, never through ``__getattr__``."""
@@ -308,6 +388,8 @@ def proxy_class(client: Client, desc: dict[str, Any], generation: int) -> type:
         if "__next__" in caps:  # an iterator: list() asks its length hint, which is how its items come in batches
             caps.add("__length_hint__")
         namespace.update({cap: client.cap_methods[cap] for cap in caps if cap in client.cap_methods})
+        namespace.update({name: _Method(name) for name in desc.get("fm") or ()
+                          if name.isidentifier() and not name.startswith("_vg_") and name not in namespace})
         if desc.get("uh"):
             namespace["__hash__"] = None
         cls = ProxyType(qualname.rpartition(".")[2] or "Handle", (base,), namespace)

@@ -623,13 +623,19 @@ class Client:
         if changed:
             frame["sync"] = changed
 
-    def call(self, target: dict[str, Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    def call(self, target: dict[str, Any], args: Sequence[Any], kwargs: dict[str, Any], *, name: str | None = None,
+             inherited: bool = False) -> Any:
         """Call a candidate callable; lists, dicts, sets and bytearrays passed to it are changed here in
         place as the candidate changed its copies (the oracle sees in-place APIs as they are), and stay in
-        step with them while candidate code holds on to them (:meth:`offer`)."""
+        step with them while candidate code holds on to them (:meth:`offer`). ``name``: call the target's method of
+        that name (one request; ``inherited``: the candidate class's, for ``super()`` from an oracle class)."""
         before = set(self.links.offered)
-        message = {"op": CALL, "obj": target, "args": [self.offer(a) for a in args],
-                   "kw": [[k, self.offer(v)] for k, v in kwargs.items()]}
+        message: dict[str, Any] = {"op": CALL, "obj": target, "args": [self.offer(a) for a in args],
+                                   "kw": [[k, self.offer(v)] for k, v in kwargs.items()]}
+        if name is not None:
+            message["name"] = name
+            if inherited:
+                message["inh"] = True
         try:
             answer, generation = self.roundtrip(message)
         finally:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import codec
 from . import exceptions
 from .callbacks import ByReference
-from .classes import ProxyType, adopt, blank, class_target, proxy_class
+from .classes import BoundCall, ProxyType, adopt, blank, class_target, proxy_class
 from .exceptions import exception_from, mirror_exception
 from .handles import (
     VALUE_BUILTINS,
@@ -300,6 +300,8 @@ def encode_local(client: Client, obj: Any) -> Any:
     other oracle object by reference (:meth:`.client.Client.reference`)."""
     if isinstance(obj, ByReference):  # an oracle twin the worker keeps by reference (callbacks.twin)
         return client.reference(obj.obj)
+    if isinstance(obj, BoundCall):  # obj.method handed on: the worker's bound method itself
+        return client.encode(obj._vg_get(), top=False)
     if isinstance(obj, ProxyType):  # a candidate class: itself; an oracle class deriving from one: its shadow
         return {"h": class_target(obj)}
     if isinstance(obj, Handle):

@@ -437,7 +437,11 @@ class Worker:
                         if _by_value(t)})
         base = self.links.counts()
         try:
-            return self._target(req)(*args, **kwargs)
+            target = self._target(req)
+            name = req.get("name")
+            if type(name) is str:  # obj.method(...) in one request: the method as the object answers it
+                target = inherited(target, name, self.shadows) if req.get("inh") else getattr(target, name)
+            return target(*args, **kwargs)
         finally:
             self.links.keep(base)
 

@@ -142,6 +142,10 @@ class Values:
             mro = type.__dict__["__mro__"].__get__(cls)
             own = {n for klass in mro[:-1] for n in vars(klass)}
             desc["sp"] = sorted(own & CAPS)
+            # The plain functions its classes define (not object's, no special method): a method call on one of its
+            # instances is one request (the oracle's proxy class knows these names).
+            desc["fm"] = sorted(n for klass in mro[:-1] for n, v in vars(klass).items()
+                                if type(v) is types.FunctionType and not (n.startswith("__") and n.endswith("__")))
             if type.__getattribute__(cls, "__hash__") is None:
                 desc["uh"] = True
             for builtin in (dict, list, set, bytearray):

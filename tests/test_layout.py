@@ -297,12 +297,12 @@ def _check(paths: list[Path], checker) -> list[str]:  # type: ignore[no-untyped-
 def test_the_rooms_exist() -> None:
     assert {p.stem for p in _files("core")} >= {"verdict", "signature", "digest", "diffsplit", "catalog", "ledger",
                                                  "promotion", "score"}
-    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "protocol", "links", "names", "sources",
+    assert {p.stem for p in _files("boundary")} >= {"results", "codec", "protocol", "links", "names", "sources", "ship",
                                                      "load"}
     assert {p.stem for p in _files("boundary/proxy")} >= {"client", "translate", "handles", "records", "exceptions",
-                                                           "subclass", "callbacks", "importer", "textguard",
-                                                           "doctests", "errors"}
-    assert {p.stem for p in _files("boundary/worker")} >= {"main", "server", "values", "refs"}
+                                                           "classes", "callbacks", "importer", "textguard", "children",
+                                                           "state", "doctests", "errors"}
+    assert {p.stem for p in _files("boundary/worker")} >= {"main", "server", "values", "refs", "shadows"}
     assert {p.stem for p in _files("boundary/fence")} >= {"policy", "host", "launch", "bwrap", "apply", "probe",
                                                            "targets", "landlock", "seccomp", "reap", "errors"}
     assert {p.stem for p in _files("host")} >= {"git", "checkout", "fixtures", "hashing", "forks", "workdir"}

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from conftest import NO_BWRAP, cli, commit_all, git, others_can_run, shared_python, validate_evidence
+from verdict_gate.run import runner
 
 BASE_SRC = {"src/calc.py": "def add(a, b):\n    return a + b\n"}
 
@@ -677,10 +678,11 @@ def test_a_preexisting_failure_names_a_freeze_command_that_runs(tmp_path):
     assert record["rate"] == {"failed": 2, "replays": 2}
 
 
-def test_a_short_fresh_replay_runs_in_one_oracle_process(tmp_path):
-    """The fresh examples of two properties that broke, replayed on the base: a share of what they took on
-    the candidate, well under a second, so one oracle process replays both where the candidate run used two
-    (`runner.jobs_for`); the verdicts are those of any split."""
+def test_a_fresh_replay_takes_the_oracle_processes_its_recorded_durations_ask(tmp_path):
+    """The fresh examples of two properties that broke, replayed on the base: as many oracle processes as
+    `runner.jobs_for` gives for what they took on the candidate (one per second of it; one on a quiet machine,
+    where the candidate run used two), read back from the evidence, so the count holds on a machine of any
+    speed; the verdicts are those of any split."""
     repo = make_project(tmp_path, {"test_two.py": """
         from hypothesis import given, strategies as st
         from calc import add
@@ -704,7 +706,8 @@ def test_a_short_fresh_replay_runs_in_one_oracle_process(tmp_path):
     assert "replaying the fresh examples of 2 properties" in proc.stderr
     # One spec file per oracle process the runner started (runner._one_process), kept with the work dirs.
     assert len(list(temp.glob("*/candidate/spec-*.json"))) == 2
-    assert len(list(temp.glob("*/fresh-replay/spec-*.json"))) == 1
+    durations = [docs["runs.json"]["runs"][pid]["duration_s"] for pid in ("prop.add", "prop.zero")]
+    assert len(list(temp.glob("*/fresh-replay/spec-*.json"))) == runner.jobs_for(durations, 2)
     assert all(r["fresh_log"] for r in docs["base.sig.json"]["replays"])  # both were replayed on the base
 
 

@@ -19,8 +19,8 @@ spokes hold the client they are given:
 Every class of the package is re-exported here under the name it reports (pickle, and the evidence, know it so).
 """
 
-from .callbacks import Callbacks, _PackModule, _PackModules
-from .classes import ProxyType, _Inherited, _ModuleName
+from .callbacks import ByReference, Callbacks, _PackModule, _PackModules
+from .classes import BoundCall, ProxyType, _Inherited, _Method, _ModuleName
 from .client import Client, current, install
 from .errors import (
     BoundaryError,
@@ -49,9 +49,10 @@ from .records import EnumMember, _RecordMeta, record_class
 from .textguard import Texts
 
 __all__ = [
-    "BoundaryError", "BoundaryWarning", "Callbacks", "CandidateBaseException", "CandidateKeyboardInterrupt",
-    "Client", "EnumMember", "Finder", "Handle", "IsolationUnavailable", "LiveHandle", "LyingEquality", "NotCrossable",
-    "ProxyModule", "ProxyType", "RemoteFunction", "Texts", "WorkerCrashed", "_End", "_Inherited", "_InstanceAttr",
-    "_Loader", "_MirrorMeta", "_ModuleName", "_NoLength", "_PackModule", "_PackModules", "_Probe", "_RecordMeta",
-    "_Refused", "_ValueMirror", "current", "exception_from", "install", "mirror_exception", "record_class",
+    "BoundCall", "BoundaryError", "BoundaryWarning", "ByReference", "Callbacks", "CandidateBaseException",
+    "CandidateKeyboardInterrupt", "Client", "EnumMember", "Finder", "Handle", "IsolationUnavailable", "LiveHandle",
+    "LyingEquality", "NotCrossable", "ProxyModule", "ProxyType", "RemoteFunction", "Texts", "WorkerCrashed", "_End",
+    "_Inherited", "_InstanceAttr", "_Loader", "_Method", "_MirrorMeta", "_ModuleName", "_NoLength", "_PackModule",
+    "_PackModules", "_Probe", "_RecordMeta", "_Refused", "_ValueMirror", "current", "exception_from", "install",
+    "mirror_exception", "record_class",
 ]

@@ -16,11 +16,13 @@ the errors.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,13 +32,13 @@ _INSTALLED: list[Any] = []  # the client the wrappers fence for (one per process
 _OURS: list[int] = [0]  # > 0 while the boundary itself starts a process (the worker): never rewritten
 
 
-class ours:
+@contextlib.contextmanager
+def ours() -> Iterator[None]:
     """While this context is open, the processes this thread starts are the boundary's own (the worker)."""
-
-    def __enter__(self) -> None:
-        _OURS[0] += 1
-
-    def __exit__(self, *exc: Any) -> None:
+    _OURS[0] += 1
+    try:
+        yield
+    finally:
         _OURS[0] -= 1
 
 

@@ -11,9 +11,11 @@ is re-exported here under the name it reports (see :mod:`.errors`).
 """
 
 from .errors import BoundaryFault
-from .refs import OracleRef, _End, _Named, _NotASignature, _PackImporter, _Pickler, _Unpickler
+from .refs import OracleRef, _End, _InstanceDict, _Named, _NotASignature, _PackImporter, _Pickler, _Unpickler
 from .server import Worker, _Batch, _Exception, _Live, _Output
+from .shadows import Shadows
 from .values import Values
 
-__all__ = ["BoundaryFault", "OracleRef", "Values", "Worker", "_Batch", "_End", "_Exception", "_Live",
+__all__ = ["BoundaryFault", "OracleRef", "Shadows", "Values", "Worker", "_Batch", "_End", "_Exception", "_InstanceDict",
+           "_Live",
            "_Named", "_NotASignature", "_Output", "_PackImporter", "_Pickler", "_Unpickler"]

@@ -1,0 +1,147 @@
+"""What ``verdict-gate audit`` checks that needs no file: differences, the inventory. Pure.
+
+The audit (docs/design.md §9.1) reads an evidence directory, re-derives every file it can from the
+others and compares. The comparisons live here: :func:`differences` between a recorded JSON document
+and the one re-derived (each differing field one :class:`Finding`), and :func:`inventory`, which checks
+that every planned property has a run or is announced as unreported, that every frozen property has its
+base replay tries, numbered in order, and that nothing ran that was not planned (as Bazel's Build Event
+Protocol announces every planned event, so a missing one is seen).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from verdict_gate.core.records import ReplayRecord
+
+MAX_SHOWN = 120  # characters of a value shown in a finding
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One difference the audit found: in ``file`` (an evidence file name; ``""`` for the directory), at
+    ``where`` (a JSON path such as ``$.verdicts["prop.a"].reason``, a line, or ``""``), what is wrong."""
+
+    file: str
+    where: str
+    problem: str
+
+    def line(self) -> str:
+        place = " ".join(p for p in (self.file, self.where) if p)
+        return f"{place}: {self.problem}" if place else self.problem
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "where": self.where, "problem": self.problem}
+
+
+def shown(value: Any) -> str:
+    """A value as a finding shows it: compact JSON, cut to :data:`MAX_SHOWN` characters."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def _key(path: str, key: Any) -> str:
+    return f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{json.dumps(key)}]"
+
+
+def differences(file: str, recorded: Any, derived: Any, path: str = "$", limit: int = 50) -> list[Finding]:
+    """Every place where ``recorded`` (the file's document) and ``derived`` (the one re-derived from the other
+    evidence) differ, deepest first found, at most ``limit``: a value, a key only one of them has, a list's
+    length or an item. ``[]`` when they are equal (``1`` and ``1.0``, ``True`` and ``1`` are not)."""
+    out: list[Finding] = []
+
+    def walk(a: Any, b: Any, at: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            for k in sorted(set(a) | set(b), key=str):
+                if k not in b:
+                    out.append(Finding(file, _key(at, k), f"recorded {shown(a[k])}, but the re-derived file has no "
+                                       "such field (unknown field)"))
+                elif k not in a:
+                    out.append(Finding(file, _key(at, k), f"missing; re-derived {shown(b[k])}"))
+                else:
+                    walk(a[k], b[k], _key(at, k))
+            return
+        if isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                out.append(Finding(file, at, f"recorded {len(a)} item(s), re-derived {len(b)}: recorded {shown(a)}, "
+                                   f"re-derived {shown(b)}"))
+                return
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, f"{at}[{i}]")
+            return
+        if type(a) is not type(b) or a != b:
+            out.append(Finding(file, at, f"recorded {shown(a)}, re-derived {shown(b)}"))
+
+    walk(recorded, derived, path)
+    return out
+
+
+def text_difference(file: str, recorded: str, derived: str) -> Finding | None:
+    """The first line where a text file differs from the one re-derived, or ``None`` when they are equal."""
+    if recorded == derived:
+        return None
+    a, b = recorded.split("\n"), derived.split("\n")
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return Finding(file, f"line {i + 1}", f"recorded {shown(x)}, re-derived {shown(y)}")
+    return Finding(file, f"line {min(len(a), len(b)) + 1}", f"recorded {len(a)} line(s), re-derived {len(b)}")
+
+
+def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequence[str], frozen: Sequence[str],
+              replays: Sequence[ReplayRecord]) -> list[Finding]:
+    """The inventory of one run's (or one shard's) evidence.
+
+    Args:
+        planned: the properties the run had to run (the catalog's, less those whose oracle the diff edits; a
+            shard's share), in catalog order.
+        runs: the ids ``runs.json`` has a run of. unreported: the ids the evidence says the runner reported
+            nothing for.
+        frozen: the ledger's ids among ``planned``: the base replay's plan.
+        replays: ``base.sig.json``'s tries, in file order.
+    Returns:
+        one finding per run of an unplanned property, planned property with neither a run nor an announcement,
+        announcement of one that has a run or was not planned, frozen property without a base try, try of an
+        unplanned property, and property whose tries are not numbered 1, 2, … in order.
+    """
+    out: list[Finding] = []
+    plan = set(planned)
+    for pid in sorted(set(runs) - plan):
+        out.append(Finding("runs.json", f"$.runs[{json.dumps(pid)}]", "a run of a property that was not planned "
+                           "(not in the catalog, or its oracle file is edited in the diff)"))
+    missing = [pid for pid in planned if pid not in runs]
+    if list(unreported) != missing:
+        out.append(Finding("verdicts.json", "$.decision.unreported", f"recorded {shown(list(unreported))}, but the "
+                           f"planned properties without a run in runs.json are {shown(missing)}"))
+    tries: dict[str, list[int]] = {}
+    for i, rep in enumerate(replays):
+        if rep.prop_id not in frozen:
+            out.append(Finding("base.sig.json", f"$.replays[{i}]", f"a base replay of {rep.prop_id}, which is not a "
+                               "planned property with a freeze"))
+        tries.setdefault(rep.prop_id, []).append(rep.try_no)
+    for pid in frozen:
+        got = tries.get(pid, [])
+        if not got:
+            out.append(Finding("base.sig.json", "$.replays", f"no base replay try of {pid}, a planned property with a "
+                               "freeze (every one is replayed on the base revision)"))
+        elif got != list(range(1, len(got) + 1)):
+            out.append(Finding("base.sig.json", "$.replays", f"the tries of {pid} are numbered {got}, not 1, 2, … in "
+                               "the order they ran"))
+    return out
+
+
+def ancestry(ancestors: Mapping[str, bool], revisions: Collection[str], base_revision: str) -> list[Finding]:
+    """The recorded ancestry covers exactly the ledger's freeze base revisions (the ones git was asked about),
+    and says the base revision itself is its own ancestor (``git merge-base --is-ancestor`` does)."""
+    out: list[Finding] = []
+    if sorted(ancestors) != sorted(set(revisions)):
+        out.append(Finding("verdicts.json", "$.decision.ancestors", f"lists {shown(sorted(ancestors))}, but the "
+                           f"ledger's freeze base revisions are {shown(sorted(set(revisions)))}"))
+    if ancestors.get(base_revision) is False:
+        out.append(Finding("verdicts.json", f"$.decision.ancestors.{base_revision}", "says the base revision is not "
+                           "an ancestor of itself"))
+    return out

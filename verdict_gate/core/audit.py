@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verdict_gate.core.records import ReplayRecord
+from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord
 
 MAX_SHOWN = 120  # characters of a value shown in a finding
 
@@ -101,11 +101,12 @@ def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequenc
             shard's share), in catalog order.
         runs: the ids ``runs.json`` has a run of. unreported: the ids the evidence says the runner reported
             nothing for.
-        frozen: the ledger's ids among ``planned``: the base replay's plan.
+        frozen: the ledger's ids among ``planned``: the base replay's plan (a property without a run, which is
+            ``missing_run`` whatever its replay showed, may lack its tries: a shard that never reported).
         replays: ``base.sig.json``'s tries, in file order.
     Returns:
         one finding per run of an unplanned property, planned property with neither a run nor an announcement,
-        announcement of one that has a run or was not planned, frozen property without a base try, try of an
+        announcement of one that has a run or was not planned, frozen property with a run but no base try, try of an
         unplanned property, and property whose tries are not numbered 1, 2, … in order.
     """
     out: list[Finding] = []
@@ -125,6 +126,8 @@ def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequenc
         tries.setdefault(rep.prop_id, []).append(rep.try_no)
     for pid in frozen:
         got = tries.get(pid, [])
+        if not got and pid not in runs:
+            continue  # no run either (a shard that never reported): missing_run, and the evidence says so
         if not got:
             out.append(Finding("base.sig.json", "$.replays", f"no base replay try of {pid}, a planned property with a "
                                "freeze (every one is replayed on the base revision)"))
@@ -144,4 +147,19 @@ def ancestry(ancestors: Mapping[str, bool], revisions: Collection[str], base_rev
     if ancestors.get(base_revision) is False:
         out.append(Finding("verdicts.json", f"$.decision.ancestors.{base_revision}", "says the base revision is not "
                            "an ancestor of itself"))
+    return out
+
+
+def set_order(runs: RunsRecord | None, base_sig: BaseSigRecord | None) -> list[Finding]:
+    """Each failure set is written sorted by signature, once per signature (docs/design.md §5)."""
+    out: list[Finding] = []
+    sets = [("runs.json", f"$.runs[{json.dumps(pid)}].failures", r.failures)
+            for pid, r in (runs.runs.items() if runs is not None else ())]
+    sets += [("base.sig.json", f"$.replays[{i}].failures", r.failures)
+             for i, r in enumerate(base_sig.replays if base_sig is not None else ())]
+    for file, where, failures in sets:
+        sigs = [f.signature for f in failures]
+        if sigs != sorted(set(sigs)):
+            out.append(Finding(file, where, "is not sorted by signature, one failure per signature, as the gate "
+                               "writes a failure set"))
     return out

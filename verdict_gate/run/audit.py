@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from verdict_gate.core import diffsplit
-from verdict_gate.core.audit import Finding, ancestry, differences, inventory, text_difference
+from verdict_gate.core.audit import Finding, ancestry, differences, inventory, set_order, text_difference
 from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME, Catalog
 from verdict_gate.core.digest import MANIFEST_NAME
 from verdict_gate.core.errors import GateError
@@ -192,8 +192,11 @@ def load(files: Mapping[str, bytes], odd: Mapping[str, str] | None = None) -> Lo
         if name in SCHEMA_OF:
             _parse_json(name, text, out)
     required, optional = expected(kind, out.docs)
-    for name in sorted(required - set(files)):
-        out.findings.append(Finding(name, "", f"is missing: a {kind} of verdict-gate writes it"))
+    listed = set((out.docs.get("verdicts.json") or out.docs.get("shard.json") or {}).get("evidence") or {})
+    listed |= {s["name"] for s in (out.docs.get(ATTESTATION) or {}).get("subject", []) if s["name"] in FILES}
+    for name in sorted((required | listed) - set(files)):
+        out.findings.append(Finding(name, "", f"is missing: a {kind} of verdict-gate writes it" if name in required
+                                    else "is missing: the evidence lists its sha256"))
     for name in sorted(set(files) - required - optional):
         out.findings.append(Finding(name, "", f"is not a file a {kind} of verdict-gate writes"))
     _records(out)
@@ -295,9 +298,11 @@ def _agreement(out: Loaded) -> list[Finding]:
     if fixture is not None:
         checks.append(("fixture.digest", "$.revision", fixture["revision"], v["head_revision"]))
     if out.runs is not None and out.base_sig is not None and fixture is not None:
-        checks += [(name, where, got, wanted) for _what, name, where, got, wanted in agreement(
+        # A merge names each shard file that disagrees among its problems (and the outcome is incomplete).
+        named = " ".join((v.get("decision") or {}).get("merge_problems") or [])
+        checks += [(name, where, got, wanted) for what, name, where, got, wanted in agreement(
             out.runs, out.base_sig, fixture, head=v["head_revision"], base=v["base_revision"], run_id=v["run_id"],
-            fixture_digest=fixture["digest"])]
+            fixture_digest=fixture["digest"]) if f": {what} " not in named]
     for name, where, got, wanted in checks:
         if got != wanted:
             found.append(Finding(name, where, f"recorded {str(got)[:64]!r}, but verdicts.json says "
@@ -431,6 +436,7 @@ def audit(files: Mapping[str, bytes], odd: Mapping[str, str] | None = None) -> A
     found = list(out.findings)
     found += _pack_files(out)
     found += _diff_split(out)
+    found += set_order(out.runs, out.base_sig)
     tries = 0
     if out.catalog is not None and out.runs is not None and out.base_sig is not None:
         plan, frozen = planned(out)

@@ -142,7 +142,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     wanted = set(ids)
     runs: dict[str, RunRecord] = {}
     replays: dict[str, list[ReplayRecord]] = {}  # every try of a property, from the shard that owns it
-    owner: dict[str, str] = {}
+    owner: dict[str, int] = {}
     items = 0
     phase_failures: list[str] = []
     fixture = dict(first.fixture)
@@ -155,7 +155,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
             elif pid not in s.header["properties"]:
                 problems.append(f"{s.label}: runs.json has a run of {pid}, which its shard.json does not list")
         for rep in s.base_sig.replays:
-            if rep.prop_id in own and owner.setdefault(rep.prop_id, s.where) == s.where:
+            if rep.prop_id in own and owner.setdefault(rep.prop_id, id(s)) == id(s):  # a directory given twice: once
                 replays.setdefault(rep.prop_id, []).append(rep)
         items += s.header["items"]
         phase_failures += [f"{s.label}: {f}" for f in s.header["phase_failures"]]

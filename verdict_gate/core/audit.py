@@ -93,7 +93,7 @@ def text_difference(file: str, recorded: str, derived: str) -> Finding | None:
 
 
 def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequence[str], frozen: Sequence[str],
-              replays: Sequence[ReplayRecord]) -> list[Finding]:
+              replays: Sequence[ReplayRecord], fresh: Collection[str] = ()) -> list[Finding]:
     """The inventory of one run's (or one shard's) evidence.
 
     Args:
@@ -104,6 +104,8 @@ def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequenc
         frozen: the ledger's ids among ``planned``: the base replay's plan (a property without a run, which is
             ``missing_run`` whatever its replay showed, may lack its tries: a shard that never reported).
         replays: ``base.sig.json``'s tries, in file order.
+        fresh: the ids whose fresh examples failed on the candidate: each is replayed on the base too (once,
+            when it has no freeze), to tell a regression from an old bug (docs/design.md §8.3).
     Returns:
         one finding per run of an unplanned property, planned property with neither a run nor an announcement,
         announcement of one that has a run or was not planned, frozen property with a run but no base try, try of an
@@ -120,10 +122,14 @@ def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequenc
                            f"planned properties without a run in runs.json are {shown(missing)}"))
     tries: dict[str, list[int]] = {}
     for i, rep in enumerate(replays):
-        if rep.prop_id not in frozen:
+        if rep.prop_id not in frozen and rep.prop_id not in fresh:
             out.append(Finding("base.sig.json", f"$.replays[{i}]", f"a base replay of {rep.prop_id}, which is not a "
                                "planned property with a freeze"))
         tries.setdefault(rep.prop_id, []).append(rep.try_no)
+    for pid in sorted(set(fresh) - set(frozen)):
+        if tries.get(pid) != [1]:
+            out.append(Finding("base.sig.json", "$.replays", f"{pid}'s fresh examples failed on the candidate, so "
+                               f"they are replayed once on the base; the file has {len(tries.get(pid, []))} tries"))
     for pid in frozen:
         got = tries.get(pid, [])
         if not got and pid not in runs:

@@ -442,7 +442,8 @@ def audit(files: Mapping[str, bytes], odd: Mapping[str, str] | None = None) -> A
         plan, frozen = planned(out)
         unreported = out.head.get("unreported") if out.kind == "shard" else \
             (out.head.get("decision") or {}).get("unreported")
-        found += inventory(plan, list(out.runs.runs), unreported or [], frozen, out.base_sig.replays)
+        fresh = [pid for pid, r in out.runs.runs.items() if r.fresh_log and any(not e.held for e in r.fresh_log)]
+        found += inventory(plan, list(out.runs.runs), unreported or [], frozen, out.base_sig.replays, fresh)
         tries = len(out.base_sig.replays)
     if out.kind == "shard":
         found += _shard(out)

@@ -49,16 +49,17 @@ def table(rows: Sequence[Row], left: str, right: str = "this run") -> list[str]:
     return lines
 
 
-def _run_rows(ev: Evidence, pid: str) -> list[Row]:
-    """The rows that concern the run alone: the oracle edit, the result, the isolation, the fixtures, the seed."""
+def _run_rows(ev: Evidence, pid: str, frozen: bool) -> list[Row]:
+    """The rows that concern the run alone, in the verdict table's order: the oracle edit (V4, V5), a result (V6),
+    the isolation (V17), the fixtures (V12), the seed and the examples that ran (V14), then the outcome: a pass,
+    or with a freeze (``frozen``) a failure for it to forgive."""
     moved = pid in ((ev.oracle_edited or {}).get("oracle_moved") or [])
     prop, run = ev.properties.get(pid), ev.run_of(pid)
     path = f"{ev.pack.get('pack_root') or 'oracle'}/{prop.oracle}" if prop else "(its oracle file)"
     rows: list[Row] = [("oracle file", "as reviewed", f"edited in the diff: {path}" if moved else "unchanged", moved)]
     if moved or prop is None:
         return rows
-    rows.append(("result", "a result", run.status if run else "no result (the runner reported nothing)",
-                 run is None))
+    rows.append(("run", "a result", "reported" if run else "no result (the runner reported nothing)", run is None))
     if run is None:
         return rows
     level, method = str(run.isolation.get("level", "none")), str(run.isolation.get("method", "unknown"))
@@ -75,6 +76,8 @@ def _run_rows(ev: Evidence, pid: str) -> list[Row]:
                      run.seed is None))
     rows.append(("examples that ran", "at least one", "unknown" if run.hits is None else str(run.hits),
                  run.hits == 0))
+    want = "fail (a failure the freeze names)" if frozen else "pass"
+    rows.append(("outcome", want, run.status, run.status != ("fail" if frozen else "pass")))
     return rows
 
 
@@ -158,9 +161,12 @@ def fix(ev: Evidence, pid: str) -> str:
     freeze = (f"verdict-gate freeze --rev {ev.base_revision[:12]} --pack {shlex.quote(str(ev.pack.get('source')))} "
               f"--id {pid} --reason \"…\" --ledger {root}/freeze_ledger.json")
     ids = ", ".join(f.id for f in freezes[:3])
-    if verdict.reason in ("digest_mismatch", "base_mismatch", "not_reproduced_on_base"):
+    if verdict.reason in ("digest_mismatch", "base_mismatch") and freezes:
         return (f"if the failure is the known one, reproduce it on this base and re-record the freeze: `{freeze}` "
-                f"(then remove the old one: verdict-gate ledger remove {freezes[0].id})" if freezes else freeze)
+                f"(then remove the old one: verdict-gate ledger remove {freezes[0].id})")
+    if verdict.reason == "not_reproduced_on_base":
+        return (f"the base did not show the failure, so it is the patch's: fix it. If the property is flaky on the "
+                f"base too, record the freeze again from several replays: `{freeze}`")
     if verdict.reason == "freeze_expired" and freezes:
         return f"fix the failure, or review the freeze and extend it: verdict-gate ledger extend {ids} " \
                "--expires-on YYYY-MM-DD"
@@ -183,14 +189,14 @@ def explain_lines(ev: Evidence, pid: str) -> list[str]:
     lines = [f"{pid}: {verdict.verdict}, reason {verdict.reason} (row {verdict.row}): {printable(verdict.detail)}"]
     freezes = ev.ledger.for_id(pid) if ev.ledger is not None else ()
     ran = run.run_result(ev.properties[pid]).failure_set() if run and pid in ev.properties else ()
-    head = _run_rows(ev, pid)
+    head = _run_rows(ev, pid, bool(freezes))
     if not freezes:
         lines.append("the ledger has no freeze of this property: this run alone, against what a pass needs")
         lines += table(head + (_failure_rows(None, ran) if ran else []) + _example_row(ev, pid), "a pass needs")
     for freeze in freezes:
         lines.append(f"the freeze {freeze.id} of the ledger ({freeze.kind_label()}, first seen "
                      f"{freeze.first_seen.isoformat()}) against this run:")
-        stop = any(label in ("oracle file", "result") and differs for label, _a, _b, differs in head)
+        stop = any(label in ("oracle file", "run") and differs for label, _a, _b, differs in head)
         rows = head if stop else head + _failure_rows(freeze, ran) + _freeze_rows(ev, pid, freeze) \
             + _example_row(ev, pid)
         lines += table(rows, f"freeze {freeze.id}")

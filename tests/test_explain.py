@@ -115,3 +115,35 @@ def test_explain_names_the_first_difference_and_the_fix(reason: str, monkeypatch
         assert "verdict-gate freeze --rev 222222222222 --pack git:main:oracle --id p0" in lines[-2]
     if reason == "freeze_expired":
         assert "verdict-gate ledger extend" in lines[-2]
+
+
+def test_the_docs_schemas_and_help_agree_on_the_evidence() -> None:
+    """README, docs/design.md, the schemas and --help name the same evidence files, predicate type and commands."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    from verdict_gate.cli import build_parser, main
+    from verdict_gate.report.attestation import PREDICATE_TYPE
+    from verdict_gate.report.verdicts import FILES, INPUT_FILES
+
+    root = Path(__file__).resolve().parent.parent
+    schema = {n: json.loads((root / "schemas" / f"{n}.schema.json").read_text()) for n in ("verdicts", "shard",
+                                                                                           "attestation")}
+    assert schema["verdicts"]["properties"]["evidence"]["propertyNames"]["enum"] == list(INPUT_FILES)
+    assert schema["shard"]["properties"]["evidence"]["propertyNames"]["enum"] == list(INPUT_FILES)
+    assert schema["attestation"]["properties"]["predicateType"]["const"] == PREDICATE_TYPE
+    readme = (root / "README.md").read_text()
+    section = readme.split("## Evidence anyone can re-check", 1)[1].split("\n## ", 1)[0]
+    design = (root / "docs" / "design.md").read_text()
+    for name in FILES:
+        assert f"`{name}`" in section and f"`{name}`" in design, name
+    assert PREDICATE_TYPE in section and PREDICATE_TYPE in design
+    for command in ("audit", "explain"):
+        assert f"| `verdict-gate {command} DIR" in readme
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main([command, "--help"]) == 0
+        assert "DIR" in out.getvalue() and "exit codes" in out.getvalue()
+    assert "audit" in build_parser().format_help() and "explain" in build_parser().format_help()

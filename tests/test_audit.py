@@ -231,6 +231,8 @@ def test_a_reordered_list_that_matters_is_found_with_its_digests_refit(demo_runs
         forged = _edit(files, "verdicts.json", lambda doc: doc["notices"].append("forged"))
     result = audit(forged)
     assert not result.ok, what
+    if what == "tries":  # found as such, not only through the summary's count of tries
+        assert any(f.file == "base.sig.json" and "numbered [2, 1]" in f.problem for f in result.findings)
 
 
 def _forge_verdict(files: dict[str, bytes], pid: str, verdict: str, reason: str) -> dict[str, bytes]:

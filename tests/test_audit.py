@@ -325,3 +325,10 @@ def test_explain_refuses_an_unknown_id_a_void_run_and_a_shard(demo_runs: dict[st
     assert proc.returncode == 2 and "prop.tax_round" in proc.stderr
     proc = cli("explain", str(demo_runs["edit-ledger"]), "prop.tax_round")
     assert proc.returncode == 2 and "void" in proc.stderr
+
+
+def test_a_date_that_is_no_date_is_a_finding_not_an_error(demo_runs: dict[str, Path]) -> None:
+    files = files_of(demo_runs[RICH])
+    forged = refit(_edit(files, "verdicts.json", lambda doc: doc["decision"].update(today="2026-13-45")))
+    result = audit(forged)  # the schema's pattern lets it through; reading it back must not raise
+    assert any(f.where == "$.decision.today" for f in result.findings), [f.line() for f in result.findings]

@@ -15,7 +15,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord
+from verdict_gate.core.catalog import Catalog
+from verdict_gate.core.records import BaseSigRecord, FailureRecord, ReplayRecord, RunsRecord, fresh_seed
 
 MAX_SHOWN = 120  # characters of a value shown in a finding
 
@@ -168,4 +169,58 @@ def set_order(runs: RunsRecord | None, base_sig: BaseSigRecord | None) -> list[F
         if sigs != sorted(set(sigs)):
             out.append(Finding(file, where, "is not sorted by signature, one failure per signature, as the gate "
                                "writes a failure set"))
+    return out
+
+
+def _parts_agree(file: str, where: str, prop_id: str, seed: int | None, failures: Sequence[FailureRecord],
+                 parts: Mapping[str, Any] | None) -> list[Finding]:
+    out: list[Finding] = []
+    for i, f in enumerate(failures):
+        at = f"{where}.failures[{i}].signature_parts"
+        for name, want in (("prop_id", prop_id), ("node", f.node), ("exc_type", f.exc_type), ("seed", seed)):
+            if f.signature_parts.get(name) != want:
+                out.append(Finding(file, f"{at}.{name}", f"recorded {shown(f.signature_parts.get(name))}, but the "
+                                   f"failure it signs says {shown(want)}"))
+    if len(failures) == 1 and parts is not None and dict(parts) != dict(failures[0].signature_parts):
+        out.append(Finding(file, f"{where}.signature_parts", "differs from its one failure's: a set of one repeats it"))
+    return out
+
+
+def failure_fields(runs: RunsRecord | None, base_sig: BaseSigRecord | None, head: str, run_id: str) -> list[Finding]:
+    """What a record says about a failure agrees with the signature parts that sign it (the property, the test
+    node, the exception type, the seed; a set of one repeats its failure's parts), and each fresh seed is the
+    one the run derives from the head revision and the run id (docs/design.md §5, §8.3)."""
+    out: list[Finding] = []
+    records: list[tuple[str, str, str, Any]] = [("runs.json", f"$.runs[{json.dumps(pid)}]", pid, r)
+                                                for pid, r in (runs.runs.items() if runs is not None else ())]
+    records += [("base.sig.json", f"$.replays[{i}]", r.prop_id, r)
+                for i, r in enumerate(base_sig.replays if base_sig is not None else ())]
+    for file, where, pid, r in records:
+        seed = r.seed if file == "runs.json" else _seed_of(r)
+        out += _parts_agree(file, where, pid, seed, r.failures, r.signature_parts)
+        if r.fresh_seed is not None and r.fresh_seed != fresh_seed(head, run_id, pid):
+            out.append(Finding(file, f"{where}.fresh_seed", f"recorded {r.fresh_seed}, but the run's fresh seed for "
+                               f"{pid} is {fresh_seed(head, run_id, pid)} (from the head revision and the run id)"))
+    return out
+
+
+def _seed_of(replay: ReplayRecord) -> int | None:
+    """A base replay try records no seed of its own: its first failure's parts name the one it ran with, and
+    every other failure of the try must name the same."""
+    return replay.failures[0].signature_parts.get("seed") if replay.failures else None
+
+
+def seeds(catalog: Catalog, runs: RunsRecord | None, base_sig: BaseSigRecord | None) -> list[Finding]:
+    """Every run and base replay try ran with its property's recorded seed (the catalog's), or with none (which
+    the verdict table makes ``unseeded``): never another."""
+    props = catalog.by_id()
+    out: list[Finding] = []
+    found: list[tuple[str, str, str, int | None]] = [("runs.json", f"$.runs[{json.dumps(pid)}].seed", pid, r.seed)
+                                                     for pid, r in (runs.runs.items() if runs is not None else ())]
+    found += [("base.sig.json", f"$.replays[{i}].failures[0].signature_parts.seed", r.prop_id, _seed_of(r))
+              for i, r in enumerate(base_sig.replays if base_sig is not None else ())]
+    for file, where, pid, seed in found:
+        prop = props.get(pid)
+        if prop is not None and seed is not None and seed != prop.seed:
+            out.append(Finding(file, where, f"{pid} ran with seed {seed}, but the catalog records {prop.seed}"))
     return out

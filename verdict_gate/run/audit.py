@@ -28,7 +28,16 @@ from functools import lru_cache
 from typing import Any
 
 from verdict_gate.core import diffsplit
-from verdict_gate.core.audit import Finding, ancestry, differences, inventory, set_order, text_difference
+from verdict_gate.core.audit import (
+    Finding,
+    ancestry,
+    differences,
+    failure_fields,
+    inventory,
+    seeds,
+    set_order,
+    text_difference,
+)
 from verdict_gate.core.catalog import CATALOG_NAME, LEDGER_NAME, Catalog
 from verdict_gate.core.digest import MANIFEST_NAME
 from verdict_gate.core.errors import GateError
@@ -350,7 +359,11 @@ def evidence_of(out: Loaded) -> Evidence | None:
     if decision is None or out.catalog is None or out.ledger is None or ev.fixture is None or ev.runs is None \
             or ev.base_sig is None or ev.oracle_edited is None:
         return None  # a file the decision reads is missing or unreadable: found already
-    ev.today = parse_date(decision["today"], "today", "verdicts.json $.decision.today")
+    try:
+        ev.today = parse_date(decision["today"], "today", "verdicts.json")
+    except GateError as exc:
+        out.findings.append(Finding("verdicts.json", "$.decision.today", exc.problem))
+        return None
     ev.ancestors = dict(decision["ancestors"])
     ev.items, ev.unreported = decision["items"], list(decision["unreported"])
     ev.phase_failures, ev.merge_problems = list(decision["phase_failures"]), list(decision["merge_problems"])
@@ -437,7 +450,11 @@ def audit(files: Mapping[str, bytes], odd: Mapping[str, str] | None = None) -> A
     found += _pack_files(out)
     found += _diff_split(out)
     found += set_order(out.runs, out.base_sig)
+    head = out.head
+    found += failure_fields(out.runs, out.base_sig, str(head.get("head_revision", "")), str(head.get("run_id", "")))
     tries = 0
+    if out.catalog is not None:
+        found += seeds(out.catalog, out.runs, out.base_sig)
     if out.catalog is not None and out.runs is not None and out.base_sig is not None:
         plan, frozen = planned(out)
         unreported = out.head.get("unreported") if out.kind == "shard" else \
@@ -453,10 +470,11 @@ def audit(files: Mapping[str, bytes], odd: Mapping[str, str] | None = None) -> A
         if out.ledger is not None and decision is not None:
             found += ancestry(decision["ancestors"], [f.base_revision for f in out.ledger.freezes],
                               out.docs["verdicts.json"]["base_revision"])
+        known = len(out.findings)
         ev = evidence_of(out)
+        found += out.findings[known:]  # what reading the decision's inputs back found
         if ev is not None:
             found += rendered(out, ev)
-    head = out.head
     return Audit(out.kind, _unique(found),
                  {"files": len(files), "properties": len(out.runs.runs) if out.runs is not None else 0,
                   "tries": tries},

@@ -43,14 +43,15 @@ DIGEST, MOVED_DIGEST = "d" * 64, "e" * 64
 IDS = ("p0", "p1", "p2", "p3")
 
 
-def _failure(pid: str, n: int) -> FailureRecord:
-    sig = make_signature(prop_id=pid, node=f"properties/test_{pid}.py::test_{n}", seed=7,
+def _failure(pid: str, n: int, seed: int | None = 7) -> FailureRecord:
+    sig = make_signature(prop_id=pid, node=f"properties/test_{pid}.py::test_{n}", seed=seed,
                          exc_type="builtins.AssertionError", message=f"wrong {n}", counterexample={"x": n})
     return FailureRecord(node=sig.parts["node"], exc_type="builtins.AssertionError", message=f"wrong {n}",
                          counterexample={"x": n}, traceback=(), signature=sig.value, signature_parts=dict(sig.parts))
 
 
-POOL = {pid: [_failure(pid, n) for n in range(3)] for pid in IDS}
+# (property, seed) → its three failures: a failure is signed with the seed its run had (none for an example)
+POOL = {(pid, seed): [_failure(pid, n, seed) for n in range(3)] for pid in IDS for seed in (7, None)}
 failure_sets = st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True)
 RARELY = st.sampled_from([False] * 11 + [True])
 SOMETIMES = st.sampled_from([False] * 3 + [True])
@@ -76,9 +77,10 @@ def _sorted(failures: list[FailureRecord]) -> tuple[FailureRecord, ...]:
 @st.composite
 def run_records(draw: st.DrawFn, pid: str, kind: str) -> RunRecord:
     status = draw(st.sampled_from(["fail", "pass", "fail", "pass", "fail", "timeout", "crash", "skipped"]))
-    failures = _sorted([POOL[pid][i] for i in draw(failure_sets)]) if status in ("fail", "timeout", "crash") else ()
-    level = draw(st.sampled_from(["sandbox"] * 7 + ["process"]))
     seed = draw(st.sampled_from([7] * 7 + [None])) if kind == "property" else None
+    failures = _sorted([POOL[pid, seed][i] for i in draw(failure_sets)]) if status in ("fail", "timeout", "crash") \
+        else ()
+    level = draw(st.sampled_from(["sandbox"] * 7 + ["process"]))
     return RunRecord(
         status=status, node=f"properties/test_{pid}.py", seed=seed, trials=10,
         hits=draw(st.sampled_from([10] * 5 + [0, None])), counterexample=None,
@@ -93,8 +95,8 @@ def run_records(draw: st.DrawFn, pid: str, kind: str) -> RunRecord:
 
 
 @st.composite
-def freezes(draw: st.DrawFn, pid: str) -> dict[str, Any]:
-    failures = _sorted([POOL[pid][i] for i in draw(failure_sets)])
+def freezes(draw: st.DrawFn, pid: str, seed: int | None) -> dict[str, Any]:
+    failures = _sorted([POOL[pid, seed][i] for i in draw(failure_sets)])
     flaky = draw(SOMETIMES)
     doc: dict[str, Any] = {
         "prop_id": pid, "signature": set_signature(f.signature for f in failures),
@@ -115,7 +117,8 @@ def gated_runs(draw: st.DrawFn) -> dict[str, Any]:
     kinds = {pid: draw(st.sampled_from(["property", "example"])) for pid in ids}
     moved = [pid for pid in ids if draw(RARELY)]
     frozen = [pid for pid in ids if draw(st.booleans())]
-    records = [draw(freezes(pid)) for pid in frozen for _ in range(draw(st.integers(1, 2)))]
+    seeds = {pid: 7 if kinds[pid] == "property" else None for pid in ids}  # the catalog's, as freezes record
+    records = [draw(freezes(pid, seeds[pid])) for pid in frozen for _ in range(draw(st.integers(1, 2)))]
     unique = {(f["signature"], f["fixture_digest"], f["base_revision"]): f for f in records}  # one per identity
     ledger = {"version": 1, "freezes": list(unique.values())}
     runs = {pid: draw(run_records(pid, kinds[pid])) for pid in ids if pid not in moved and not draw(RARELY)}
@@ -124,7 +127,7 @@ def gated_runs(draw: st.DrawFn) -> dict[str, Any]:
         if pid in moved:
             continue
         for n in range(1, draw(st.integers(1, 3)) + 1):
-            failures = _sorted([POOL[pid][i] for i in draw(failure_sets)]) if not draw(SOMETIMES) else ()
+            failures = _sorted([POOL[pid, seeds[pid]][i] for i in draw(failure_sets)]) if not draw(SOMETIMES) else ()
             tries.append(ReplayRecord(
                 prop_id=pid, status="fail" if failures else "pass",
                 signature=set_signature(f.signature for f in failures) if failures else None,

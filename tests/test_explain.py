@@ -22,7 +22,7 @@ pytestmark = pytest.mark.fast
 
 
 def _run(status: str = "fail", failures: tuple[int, ...] = (0,), **over: Any) -> RunRecord:
-    fs = _sorted([POOL["p0"][i] for i in failures]) if status != "pass" else ()
+    fs = _sorted([POOL["p0", 7][i] for i in failures]) if status != "pass" else ()
     run = RunRecord(status=status, node="properties/test_p0.py", seed=7, trials=10, hits=10, counterexample=None,
                     exc_type=fs[0].exc_type if fs else None, message=fs[0].message if fs else None, traceback=(),
                     duration_s=0.5, fixture_digest=DIGEST, base_revision=BASE, fixture_mutated=False,
@@ -33,7 +33,7 @@ def _run(status: str = "fail", failures: tuple[int, ...] = (0,), **over: Any) ->
 
 
 def _try(failures: tuple[int, ...] = (0,), **over: Any) -> ReplayRecord:
-    fs = _sorted([POOL["p0"][i] for i in failures])
+    fs = _sorted([POOL["p0", 7][i] for i in failures])
     rec = ReplayRecord(prop_id="p0", status="fail" if fs else "pass",
                        signature=set_signature(f.signature for f in fs) if fs else None,
                        signature_parts=dict(fs[0].signature_parts) if len(fs) == 1 else None, fixture_digest=DIGEST,
@@ -42,7 +42,7 @@ def _try(failures: tuple[int, ...] = (0,), **over: Any) -> ReplayRecord:
 
 
 def _freeze(**over: Any) -> dict[str, Any]:
-    f = POOL["p0"][0]
+    f = POOL["p0", 7][0]
     return {"prop_id": "p0", "signature": set_signature([f.signature]),
             "failures": [{"signature": f.signature, "signature_parts": dict(f.signature_parts)}],
             "fixture_digest": DIGEST, "fixture_format": "tree-v2", "base_revision": BASE,

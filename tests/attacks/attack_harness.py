@@ -375,6 +375,7 @@ class GateRun:
     out: Path
     seconds: float
     verdicts: dict | None = None
+    audit: subprocess.CompletedProcess[str] | None = None  # `verdict-gate audit OUT` of a decided run
 
     @property
     def outcome(self) -> str | None:
@@ -501,6 +502,7 @@ class Arena:
             verdicts = json.loads((out / "verdicts.json").read_text())
         run = GateRun(proc.returncode, stdout, stderr, out, time.monotonic() - start, verdicts)
         self.runs.append(run)
+        audit_evidence(run)
         if os.environ.get("VG_ATTACKS_VERBOSE"):  # with -s: what the gate printed, for debugging a case
             print(f"\n--- gate exit {run.code} in {run.seconds:.1f} s\n{stdout[-4000:]}\n{stderr[-6000:]}")
         return run
@@ -573,6 +575,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # --- what the gate must never do, for every case ---------------------------------------------
+
+
+def audit_evidence(run: GateRun) -> None:
+    """Every decided run's evidence re-checks from its files alone (``verdict-gate audit OUT`` exits 0): whatever
+    the case tried, the directory holds what the gate wrote and the decision it records is the one its files
+    give (docs/design.md §9.1). A run that ended without a decision (a usage error, a gate killed) is not."""
+    if run.code not in EXIT.values() or not (run.out / "verdicts.json").is_file():
+        return
+    run.audit = subprocess.run(gate_argv("audit", str(run.out)), capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+    assert run.audit.returncode == 0, f"verdict-gate audit {run.out}: exit {run.audit.returncode}\n" \
+        f"{run.audit.stdout[-3000:]}{run.audit.stderr[-2000:]}"
 
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 

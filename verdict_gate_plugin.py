@@ -393,33 +393,74 @@ def _discards() -> tuple[type[BaseException], ...]:
 
 
 def _discarded_by(exc: BaseException, run: dict[str, Any]) -> str | None:
-    """Where candidate code led to a discard (``exc``, one of :func:`_discards`), or ``None`` for Hypothesis's
-    own control flow that only the oracle's code led to.
+    """Where candidate code discarded an example (``exc``, one of :func:`_discards`), or ``None`` for Hypothesis's
+    own control flow.
 
-    Told by whose code each frame between the test and the raise point runs, never by a frame's file name
-    (a code object says any name it likes, and Hypothesis's own generated code says ``<string>``): a frame is
-    the module's whose namespace it runs in. Candidate code runs in this process only at isolation ``none``;
-    there a frame is the candidate's when its module was imported from the candidate's ``python_path``, or
-    belongs to no module at all other than Hypothesis's generated ones (code made by ``exec``: fail closed).
-    At a fenced level candidate code runs in the worker: what it raises arrives as a class of its own, never
-    one of Hypothesis's, so every real discard here is the oracle's."""
+    Told by where the exception came from in the oracle's stack, never by a frame's file name (a code object
+    says any name it likes; Hypothesis's own generated code says ``<string>``). The frames from the test to the
+    raise point are walked for the last one of candidate code: at isolation ``none`` a frame whose namespace
+    is a module imported from the candidate's ``python_path``, or no module at all but those Hypothesis makes
+    from its own source (code made by ``exec``: fail closed); at a fenced level, where candidate code runs
+    in the worker and what it raises arrives as a class of its own, the boundary serving a call the
+    candidate made back into the oracle (:func:`_callback_codes`). None: the oracle's. After it, a draw of
+    Hypothesis's (a ``Random`` or ``data`` the property handed over running out of data, as it does when
+    Hypothesis replays a shorter example) is Hypothesis's own, as in plain pytest; anything else (the candidate
+    raising the class, calling ``reject()``, ``assume()`` or the data's ``mark_invalid()``, an oracle callback
+    calling them on its behalf) is the candidate's."""
     trial = run["trial"]
-    if trial.get("level") != "none":
-        return None
+    none = trial.get("level") == "none"
     roots = tuple(os.path.realpath(p) + os.sep for p in trial.get("python_path") or ())
-    generated = _generated_namespaces()
+    callbacks = trial.get("callbacks") or frozenset()
+    generated = _generated_namespaces() if none else frozenset()
+    draws = _draw_codes()
+    last: str | None = None
     tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip the wrapper (_counted)
     while tb is not None:
         frame = tb.tb_frame
-        names = frame.f_globals
-        module = sys.modules.get(str(names.get("__name__")))
-        if id(names) not in generated:
-            path = getattr(module, "__file__", None) if module is not None and module.__dict__ is names else None
-            real = os.path.realpath(path) if isinstance(path, str) else None
-            if real is None or real.startswith(roots):
-                return f"{type(exc).__name__} from {frame.f_code.co_filename}:{tb.tb_lineno}"
+        if frame.f_code in draws:
+            last = None  # what the candidate asked for is a draw: its end is Hypothesis's to decide
+        elif frame.f_code in callbacks:
+            last = f"{type(exc).__name__} from a call the candidate made back into the oracle"
+        elif none:
+            last = _candidate_frame(frame, tb.tb_lineno, roots, generated, f"{type(exc).__name__} from") or last
         tb = tb.tb_next
-    return None
+    return last
+
+
+def _candidate_frame(frame: Any, line: int, roots: tuple[str, ...], generated: frozenset[int], what: str) -> str | None:
+    """``what`` and where, when ``frame`` (isolation ``none``) runs candidate code: by the module whose namespace
+    it runs in (its code's file name is only reported, never believed)."""
+    names = frame.f_globals
+    if id(names) in generated:
+        return None
+    module = sys.modules.get(str(names.get("__name__")))
+    path = getattr(module, "__file__", None) if module is not None and module.__dict__ is names else None
+    where = f"{frame.f_code.co_filename}:{line}"
+    if not isinstance(path, str):
+        return f"{what} code of no module (made by exec; its code says {where})"
+    return f"{what} {where}" if os.path.realpath(path).startswith(roots) else None
+
+
+def _draw_codes() -> frozenset[Any]:
+    """The code of Hypothesis's draws (``ConjectureData``'s ``draw`` methods): a discard raised inside one is the
+    example running out of data, or being drawn from after it ended."""
+    data = _hypothesis_class("hypothesis.internal.conjecture.data", "ConjectureData")
+    if _DRAWS.get("of") is not data:
+        _DRAWS.update(of=data, codes=frozenset(f.__code__ for n, f in vars(data or object).items()
+                                                if "draw" in n and hasattr(f, "__code__")))
+    codes: frozenset[Any] = _DRAWS["codes"]
+    return codes
+
+
+_DRAWS: dict[str, Any] = {}  # _draw_codes's, for the class it read
+
+
+def _callback_codes(client: Any) -> frozenset[Any]:
+    """The code of the boundary's callback server (``Client._serve``): its frame runs oracle code the candidate
+    called back, so it stands for the candidate's code on a path at a fenced level."""
+    serve = getattr(type(client), "_serve", None) if client is not None else None
+    code = getattr(serve, "__code__", None)
+    return frozenset([code]) if code is not None else frozenset()
 
 
 def _generated_namespaces() -> frozenset[int]:
@@ -981,7 +1022,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     spec = state["spec"]
     _TRIAL = {"prop": prop, "acc": acc, "node": item.nodeid, "runs": 0, "pack_dir": str(item.config.rootpath) + os.sep,
               "roots": [str(r[0]) for r in spec.get("roots", [])], "python_path": spec.get("python_path", []),
-              "level": state["isolation"].get("level", "none")}
+              "level": state["isolation"].get("level", "none"), "callbacks": _callback_codes(state["client"])}
     try:
         # pytest.exit() or KeyboardInterrupt propagate out of the yield, so no result is written
         # for a property cut short: the runner records it crashed (the process ends mid-property).

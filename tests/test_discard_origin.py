@@ -17,6 +17,7 @@ from types import ModuleType
 
 import pytest
 from hypothesis.errors import Frozen, StopTest, UnsatisfiedAssumption
+from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.reflection import define_function_signature
 
 import verdict_gate_plugin as plugin
@@ -56,6 +57,14 @@ def made_by_exec():
     return space["made"]
 
 
+def draws(data):
+    return data.draw_integer(0, 10)
+
+
+def ends(data):
+    data.mark_invalid("the candidate's own")
+
+
 def _disguised():
     hypothesis.reject()
 
@@ -92,8 +101,14 @@ def raised(call: Callable[[], object]) -> BaseException:
     raise AssertionError(f"{call} raised nothing")
 
 
-def run_at(level: str, python_path: list[str]) -> dict[str, object]:
-    return {"trial": {"level": level, "python_path": python_path}}
+def run_at(level: str, python_path: list[str], callbacks: frozenset[object] = frozenset()) -> dict[str, object]:
+    return {"trial": {"level": level, "python_path": python_path, "callbacks": callbacks}}
+
+
+def spent() -> ConjectureData:
+    """An example with no choices left: its next draw runs out of data (StopTest), as when Hypothesis replays a
+    shorter example."""
+    return ConjectureData.for_choices([])
 
 
 def test_hypothesis_s_generated_code_is_hypothesis_s_own(candidate, tmp_path):
@@ -128,10 +143,37 @@ def test_a_file_name_the_candidate_gives_its_code_fools_nobody(candidate, tmp_pa
     assert origin is not None
 
 
-def test_at_a_fenced_level_every_real_discard_is_the_oracle_s(candidate, tmp_path):
-    # The candidate runs in the worker there: what it raises arrives as a class of its own (below).
-    exc = raised(candidate.rejects)
-    assert plugin._discarded_by(exc, run_at("sandbox", [str(tmp_path / "src")])) is None
+def test_a_draw_the_candidate_asks_for_ends_as_hypothesis_decides(candidate, tmp_path):
+    # A Random or data object the property hands to candidate code: running out of data is Hypothesis's own
+    # control flow, as under plain pytest (it happens on one call in ten when Hypothesis replays shorter examples).
+    exc = raised(lambda: candidate.draws(spent()))
+    assert isinstance(exc, StopTest)
+    assert plugin._discarded_by(exc, run_at("none", [str(tmp_path / "src")])) is None
+    # Ending the example itself is not a draw.
+    origin = plugin._discarded_by(raised(lambda: candidate.ends(spent())), run_at("none", [str(tmp_path / "src")]))
+    assert origin is not None and "vg_discarding_candidate.py" in origin
+
+
+def test_at_a_fenced_level_only_a_call_the_candidate_made_back_leads_to_its_discard(candidate, tmp_path):
+    def serve(call: Callable[[], object]) -> object:  # stands for the boundary's callback server
+        return call()
+
+    def reject() -> None:
+        import hypothesis
+
+        hypothesis.reject()
+
+    fenced = run_at("sandbox", [str(tmp_path / "src")], frozenset([serve.__code__]))
+    # Candidate code runs in the worker there: a frame of a candidate module here is not the candidate's.
+    assert plugin._discarded_by(raised(candidate.rejects), fenced) is None
+    assert plugin._discarded_by(raised(reject), fenced) is None  # the oracle's own reject()
+    origin = plugin._discarded_by(raised(lambda: serve(reject)), fenced)  # reached through the candidate's call
+    assert origin is not None and "back into the oracle" in origin
+    assert plugin._discarded_by(raised(lambda: serve(lambda: spent().draw_integer(0, 9))), fenced) is None
+
+
+def test_the_callback_server_the_plugin_names_is_the_boundary_s():
+    assert plugin._callback_codes(object.__new__(proxy.Client)) == frozenset([proxy.Client._serve.__code__])
 
 
 def test_only_hypothesis_s_real_classes_are_its_discards_and_its_control_flow():

@@ -78,14 +78,17 @@ class Project:
     tests: list[str]
     support: list[str]
     edit: str
+    root: Path = PROJECTS  # where ``name/`` is (a suite another test gates: tests/stateful)
 
     @property
     def dir(self) -> Path:
-        return PROJECTS / self.name
+        return self.root / self.name
 
     def test_files(self) -> list[Path]:
-        """Every upstream test file, in order (test directories in listed order, names sorted)."""
-        return [p for d in self.tests for p in sorted((self.dir / d).glob("test_*.py"))]
+        """Every upstream test file, in order (test directories in listed order, names sorted): pytest's default
+        ``python_files``, ``test_*.py`` and ``*_test.py``."""
+        return [p for d in self.tests for p in sorted({*(self.dir / d).glob("test_*.py"),
+                                                        *(self.dir / d).glob("*_test.py")})]
 
 
 def projects() -> list[Project]:

@@ -483,11 +483,9 @@ class _BodyDraws:
     state but its last. The same example failing at a state the base went past is a new failure, though the
     base drew further (:func:`_log_example`)."""
 
-    __slots__ = ("data", "mark", "into", "inside", "hash", "states")
+    __slots__ = ("data", "mark", "into", "inside", "head", "hash", "states")
 
     def __init__(self, node: str, kwargs: dict[str, Any], drawn: dict[str, Any]) -> None:
-        import hashlib
-
         self.data: Any = None
         self.into: list[Any] | None = None
         self.inside = False
@@ -502,8 +500,8 @@ class _BodyDraws:
             return
         kind = getattr(sys.modules.get("hypothesis.strategies"), "DataObject", None)
         name = next((k for k, v in kwargs.items() if kind is not None and type(v) is kind), None)
-        self.hash = hashlib.sha256(f"{node}\0{_canonical({k: v for k, v in drawn.items() if k != name})}".encode(
-            "utf-8", "surrogatepass"))
+        self.head = (node, {k: v for k, v in drawn.items() if k != name})  # digested at the first state only
+        self.hash: Any = None
         if name is not None:
             self.into = drawn[name] = []
         real = self.data.draw
@@ -526,11 +524,16 @@ class _BodyDraws:
 
     def _state(self, value: Any) -> str:
         """The digest of the example so far: the choices made since the last state, then ``value``."""
+        import hashlib
+
         try:
             made = self.data.choices[self.mark:]
             self.mark += len(made)
         except Exception:
             made = ()
+        if self.hash is None:
+            node, arguments = self.head
+            self.hash = hashlib.sha256(f"{node}\0{_canonical(arguments)}".encode("utf-8", "surrogatepass"))
         self.hash.update(f"\0{_canonical([[_jsonable(c) for c in made], value])}".encode("utf-8", "surrogatepass"))
         return self.hash.copy().hexdigest()[:32]
 

@@ -12,10 +12,10 @@ What it does when active:
 
 - puts the candidate's ``python_path`` directories first on ``sys.path``;
 - keeps only the catalog's properties, grouped in catalog order;
-- forces Hypothesis to the recorded seed, no example database and no deadline, draws the
-  catalog's share of each property's ``max_examples`` from the run's fresh seed instead
-  (:func:`fresh_split`), and wraps each test's ``inner_test`` to count trials and hits and keep the last
-  (shrunk) example as the counterexample;
+- makes every Hypothesis run a property's test starts (``@given``, a state machine, ``find``) a seeded trial
+  (:func:`_install_trials`): the recorded seed, no example database and no deadline, the catalog's share of
+  its ``max_examples`` drawn from the run's fresh seed instead (:func:`fresh_split`), its test wrapped to count
+  trials and hits and keep the last (shrunk) example as the counterexample, and example logs;
 - provides the ``oracle_fixtures`` fixture (a read-only ``pathlib.Path``);
 - appends one JSON line per event to the results file: ``start`` before a property's
   first test, ``result`` after its last, so the parent can enforce timeouts and

@@ -38,7 +38,7 @@ def shift_ok(xs, k):
 
 
 def shift_bad(xs, k):
-    return [x + k + wrong(k) for x in xs]
+    return [x + k + wrong(x) for x in xs]
 
 
 def width_ok(lo, hi):

@@ -291,6 +291,11 @@ def _install_trials() -> None:
         def __init__(self, stuff: Any, test: Any, settings: Any, random: Any, wrapped_test: Any,
                      **kwargs: Any) -> None:
             trial = _TRIAL
+            if trial is not None and trial["inside"]:
+                # A run started inside an example of the property's (find() in a @given test's body): part of
+                # that example, so neither counted nor logged nor given passes of its own; seeded all the same.
+                super().__init__(stuff, test, *_nested(trial, settings, random), wrapped_test, **kwargs)
+                return
             run = _start_run(trial, test, settings, random, wrapped_test) if trial is not None else None
             if run is None:
                 super().__init__(stuff, test, settings, random, wrapped_test, **kwargs)
@@ -332,6 +337,17 @@ def _start_run(trial: dict[str, Any], test: Any, settings: Any, random: Any, wra
             # The normal pass's examples, explicit and shrinking ones included, join the example log (§8.3): a
             # bug that shows only after the logging passes (a call counter) still meets the base's record.
             "normal_log": acc.setdefault("example_log", []) if prop.get("example_log") else None}
+
+
+def _nested(trial: dict[str, Any], settings: Any, random: Any) -> tuple[Any, Any]:
+    """The settings and random generator of a run started inside an example: no database, no deadline, the
+    property's seed."""
+    from random import Random
+
+    from hypothesis import settings as Settings
+
+    seed = trial["prop"].get("seed")
+    return Settings(settings, database=None, deadline=None), Random(seed) if seed is not None else random
 
 
 def _passes(run: dict[str, Any], make: Any) -> None:
@@ -606,9 +622,11 @@ def _counted(test: Any, run: dict[str, Any]) -> Any:
         if not logging:
             acc["trials"] += 1
             acc["last_example"] = drawn
+        run["trial"]["inside"] += 1
         try:
             result = test(*args, **kwargs)
         except BaseException as exc:
+            run["trial"]["inside"] -= 1
             if mutable:
                 _note_changed(acc, drawn, kwargs)
             if run["find"] and type(exc) is _hypothesis_class("hypothesis.errors", "Found"):
@@ -645,6 +663,7 @@ def _counted(test: Any, run: dict[str, Any]) -> Any:
                 _log_example(run, drawn, False, exc, _failure_print(exc, pack_dir, roots), log=run["normal_log"],
                              states=states)
             raise
+        run["trial"]["inside"] -= 1
         if mutable:
             _note_changed(acc, drawn, kwargs)
         _held(run, acc, drawn, body.done(True), logging)
@@ -1023,7 +1042,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     global _TRIAL
     acc["last_example"] = None  # a failure of this node never shows another node's example
     spec = state["spec"]
-    _TRIAL = {"prop": prop, "acc": acc, "node": item.nodeid, "runs": 0, "pack_dir": str(item.config.rootpath) + os.sep,
+    _TRIAL = {"prop": prop, "acc": acc, "node": item.nodeid, "runs": 0, "inside": 0,
+              "pack_dir": str(item.config.rootpath) + os.sep,
               "roots": [str(r[0]) for r in spec.get("roots", [])], "python_path": spec.get("python_path", []),
               "level": state["isolation"].get("level", "none"), "callbacks": _callback_codes(state["client"])}
     try:

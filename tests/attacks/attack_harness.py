@@ -350,6 +350,13 @@ def mixed_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_base(tmp_path_factory.mktemp("mixed-base") / "calc", HERE / "base_mixed")
 
 
+@pytest.fixture(scope="session")
+def hypothesis_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus Hypothesis at isolation ``none`` and a drawn Random handed to candidate code
+    (``base_hypothesis/``): the base of the cases whose candidate discards the examples it gets wrong."""
+    return build_base(tmp_path_factory.mktemp("hypothesis-base") / "calc", HERE / "base_hypothesis")
+
+
 FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
 
 
@@ -554,8 +561,14 @@ def mixed_arena(mixed_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[
     yield from _arena(mixed_base, tmp_path, gate_cache)
 
 
+@pytest.fixture
+def hypothesis_arena(hypothesis_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    yield from _arena(hypothesis_base, tmp_path, gate_cache)
+
+
 # A case's base (its attack.yaml's ``base``) → the fixture of its arena.
-ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena", "mixed": "mixed_arena"}
+ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena", "mixed": "mixed_arena",
+          "hypothesis": "hypothesis_arena"}
 
 
 def _arena(base: Path, tmp_path: Path, gate_cache: Path) -> Iterator[Arena]:

@@ -12,10 +12,10 @@ What it does when active:
 
 - puts the candidate's ``python_path`` directories first on ``sys.path``;
 - keeps only the catalog's properties, grouped in catalog order;
-- forces Hypothesis to the recorded seed, no example database and no deadline, draws the
-  catalog's share of each property's ``max_examples`` from the run's fresh seed instead
-  (:func:`fresh_split`), and wraps each test's ``inner_test`` to count trials and hits and keep the last
-  (shrunk) example as the counterexample;
+- makes every Hypothesis run a property's test starts (``@given``, a state machine, ``find``) a seeded trial
+  (:func:`_install_trials`): the recorded seed, no example database and no deadline, the catalog's share of
+  its ``max_examples`` drawn from the run's fresh seed instead (:func:`fresh_split`), its test wrapped to count
+  trials and hits and keep the last (shrunk) example as the counterexample, and example logs;
 - provides the ``oracle_fixtures`` fixture (a read-only ``pathlib.Path``);
 - appends one JSON line per event to the results file: ``start`` before a property's
   first test, ``result`` after its last, so the parent can enforce timeouts and
@@ -140,6 +140,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings.register_profile("verdict-gate", database=None, deadline=None, print_blob=False)
         settings.load_profile("verdict-gate")
         state["profile"] = settings.default
+        _install_trials()
     except ImportError:  # a pack without Hypothesis properties needs no Hypothesis
         pass
     _constants_of_the_pack(str(config.rootpath))
@@ -285,86 +286,388 @@ def _jsonable(value: Any) -> Any:
     return _cap(repr(value))
 
 
-_DISCARD = ("UnsatisfiedAssumption", "StopTest")  # Hypothesis's ways to drop an example
+# --- Seeded trials: every Hypothesis run a property's test starts (docs/design.md §8.3) ------------------------
+
+# The property whose test node runs now (set by pytest_runtest_protocol, cleared after it): each Hypothesis run
+# the node starts, whatever starts it, is a seeded trial of that property (:func:`_install_trials`).
+_TRIAL: dict[str, Any] | None = None
 
 
-def _foreign_frame(exc: BaseException, pack_dir: str) -> str | None:
-    """The first frame between the test and the raise point that is neither the pack's, nor
-    Hypothesis's, nor the standard library's (the candidate's code), or ``None``."""
-    import hypothesis
+def _install_trials() -> None:
+    """Make every Hypothesis run a property's test starts a seeded trial of it (docs/design.md §8.3).
 
-    allowed = (pack_dir, os.path.dirname(hypothesis.__file__) + os.sep,
-               os.path.realpath(os.path.dirname(os.__file__)) + os.sep, os.path.dirname(__file__) + os.sep)
-    tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip our wrapper
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        real = os.path.realpath(filename) if os.path.isabs(filename) else filename
-        if not (filename.startswith(allowed) or real.startswith(allowed)):
-            return filename
-        tb = tb.tb_next
-    return None
+    Hypothesis runs a test, whatever started it (``@given``, a ``RuleBasedStateMachine``'s ``TestCase`` or
+    ``run_state_machine_as_test``, ``find``, a ``@given`` test called inside another test), through one object:
+    ``hypothesis.core.StateForActualGivenExecution``, built from the test, its settings and its random generator
+    just before the run. The subclass put in its place here, while a property's test node runs
+    (:data:`_TRIAL`), gives the run the property's seed and settings (no database, no deadline, the recorded
+    seed's share of ``max_examples``: :func:`fresh_split`), wraps the test to count and log each example
+    (:func:`_counted`) and first makes the example-log and fresh-seed passes (:func:`_passes`). Anywhere else
+    (collection, the pack's conftest) it is Hypothesis's own."""
+    import hypothesis.core as core
 
-
-def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) -> None:
-    obj: Any = getattr(item, "obj", None)
-    func: Any = getattr(obj, "__func__", obj)  # a method's function carries the Hypothesis handle
-    handle = getattr(func, "hypothesis", None)
-    if func is None or handle is None or not hasattr(handle, "inner_test"):
+    base = core.StateForActualGivenExecution
+    if getattr(base, "_verdict_gate", False):
         return
-    from hypothesis import seed as hyp_seed
-    from hypothesis import settings
 
+    class Trial(base):  # type: ignore[misc,valid-type]
+        _verdict_gate = True
+
+        def __init__(self, stuff: Any, test: Any, settings: Any, random: Any, wrapped_test: Any,
+                     **kwargs: Any) -> None:
+            trial = _TRIAL
+            if trial is not None and trial["inside"]:
+                # A run started inside an example of the property's (find() in a @given test's body): part of
+                # that example, so neither counted nor logged nor given passes of its own; seeded all the same.
+                super().__init__(stuff, test, *_nested(trial, settings, random), wrapped_test, **kwargs)
+                return
+            run = _start_run(trial, test, settings, random, wrapped_test) if trial is not None else None
+            if run is None:
+                super().__init__(stuff, test, settings, random, wrapped_test, **kwargs)
+                return
+            super().__init__(stuff, _counted(test, run), run["settings"], run["random"], wrapped_test, **kwargs)
+            _passes(run, lambda holder, settings, random: base(
+                stuff, _counted(test, holder), settings, random, wrapped_test, **kwargs))
+
+    core.StateForActualGivenExecution = Trial  # type: ignore[misc]  # read by name at each run (hypothesis/core.py)
+
+
+def _start_run(trial: dict[str, Any], test: Any, settings: Any, random: Any, wrapped_test: Any) -> dict[str, Any]:
+    """The record of one Hypothesis run of the property in ``trial``: its settings and random generator for the
+    normal pass, and what :func:`_counted` keeps its examples in."""
+    from random import Random
+
+    from hypothesis import settings as Settings
+
+    prop, acc = trial["prop"], trial["acc"]
     acc["hypothesis"] = True
-    if prop.get("seed") is not None:
-        hyp_seed(prop["seed"])(func)
-        acc["seed"] = prop["seed"]
-    shared: dict[str, Any] | None = getattr(handle.inner_test, "_verdict_gate_holder", None)
-    if shared is not None:  # parametrized items share one function: wrap it once
-        shared["acc"] = acc
-        return
-    current = settings(getattr(func, "_hypothesis_internal_use_settings", None), database=None, deadline=None)
-    # The fresh examples are part of the property's own budget (docs/design.md §8.3): the recorded seed
-    # draws the rest, in every run of the property (run, replay, freeze), so base and candidate agree.
+    current = Settings(settings, database=None, deadline=None)
+    # The fresh examples are part of the property's own budget (docs/design.md §8.3): the recorded seed draws
+    # the rest, in every run of the property (run, replay, freeze), so base and candidate agree.
     recorded, fresh = fresh_split(prop.get("fresh"), current.max_examples)
-    holder: dict[str, Any] = {"acc": acc, "mode": "normal", "log": None, "node": item.nodeid, "fresh": fresh,
-                              "roots": [str(r[0]) for r in ((_state(item.config) or {}).get("spec") or {})
-                                        .get("roots", [])]}
-    func._hypothesis_internal_use_settings = settings(current, max_examples=recorded) if fresh else current
-    inner = handle.inner_test
-    if not hasattr(func, "_hypothesis_internal_database_key"):
-        # Hypothesis keys its (unused: database=None) example database by a digest of the inner test's
-        # source; with the wrapper below that would tokenize this plugin's source once per property.
-        from hypothesis.internal.reflection import function_digest
+    seed = prop.get("seed")
+    if seed is not None:
+        acc["seed"] = seed
+    if getattr(wrapped_test, "_hypothesis_internal_database_key", None) is None:
+        # No database, so no key: Hypothesis would otherwise take one from a digest of the test it runs (the
+        # wrapper below), tokenizing this plugin's source once per run.
+        with contextlib.suppress(AttributeError, TypeError):
+            wrapped_test._hypothesis_internal_database_key = None
+    k = trial["runs"]
+    trial["runs"] = k + 1
+    return {"acc": acc, "prop": prop, "log": None, "fresh": fresh, "trial": trial, "find": _is_find(test),
+            "node": trial["node"] if k == 0 else f"{trial['node']}#{k}",  # a second run of one node (two finds)
+            "settings": Settings(current, max_examples=recorded) if fresh else current,
+            "random": Random(seed) if seed is not None else random, "seed": seed,
+            # The normal pass's examples, explicit and shrinking ones included, join the example log (§8.3): a
+            # bug that shows only after the logging passes (a call counter) still meets the base's record.
+            "normal_log": acc.setdefault("example_log", []) if prop.get("example_log") else None}
 
-        with contextlib.suppress(Exception):
-            func._hypothesis_internal_database_key = function_digest(inner)
-    pack_dir = str(item.config.rootpath) + os.sep
+
+def _nested(trial: dict[str, Any], settings: Any, random: Any) -> tuple[Any, Any]:
+    """The settings and random generator of a run started inside an example: no database, no deadline, the
+    property's seed."""
+    from random import Random
+
+    from hypothesis import settings as Settings
+
+    seed = trial["prop"].get("seed")
+    return Settings(settings, database=None, deadline=None), Random(seed) if seed is not None else random
+
+
+def _passes(run: dict[str, Any], make: Any) -> None:
+    """Before the normal pass of a run: the example-log pass (a property with a freeze: the same seed and
+    settings, every example logged, none ending the pass) and the fresh-seed pass (every seeded property),
+    docs/design.md §8.3. ``make(holder, settings, random)`` builds Hypothesis's runner of one pass."""
+    from random import Random
+
+    from hypothesis import Phase
+    from hypothesis import settings as Settings
+
+    prop, acc, settings = run["prop"], run["acc"], run["settings"]
+    if Phase.generate not in settings.phases:  # a run of explicit examples only: nothing is drawn
+        return
+    if prop.get("example_log"):
+        random = Random(run["seed"]) if run["seed"] is not None else Random()
+        if run["seed"] is None:
+            random.setstate(run["random"].getstate())
+        _one_pass(make, run, acc["example_log"], settings, random)
+    if prop.get("fresh_seed") is not None and run["fresh"]:
+        _one_pass(make, run, acc.setdefault("fresh_log", []),
+                  Settings(settings, max_examples=run["fresh"], phases=[Phase.generate]), Random(prop["fresh_seed"]))
+
+
+def _one_pass(make: Any, run: dict[str, Any], log: list[dict[str, Any]], settings: Any, random: Any) -> None:
+    """One logging pass: every failure recorded in ``log`` and swallowed, so the draws do not stop at the first."""
+    holder = {**run, "log": log, "normal_log": None}
+    try:
+        make(holder, settings, random).run_engine()
+    except Exception as exc:
+        if run["find"] and type(exc) is _hypothesis_class("hypothesis.errors", "Found"):
+            return  # find() found its example: the end of its search, as in its normal pass
+        # E.g. a health check: the log is kept as far as it got, and says so.
+        log.append({"digest": STOPPED, "held": False,
+                    "input": f"the logging pass stopped early ({type(exc).__name__}): later examples were not logged"})
+
+
+def _hypothesis_class(module: str, name: str) -> type | None:
+    """A class of Hypothesis's as this process loaded it (``None`` if it has none by that name)."""
+    found = getattr(sys.modules.get(module), name, None)
+    return found if isinstance(found, type) else None
+
+
+def _is_find(test: Any) -> bool:
+    """Whether ``test`` is the one ``hypothesis.find`` runs (its ``Found`` says "this example satisfies the
+    condition", never a failure): by code object, never by name."""
+    find = getattr(sys.modules.get("hypothesis.core"), "find", None)
+    code = getattr(test, "__code__", None)
+    return code is not None and any(c is code for c in getattr(getattr(find, "__code__", None), "co_consts", ()))
+
+
+def _discards() -> tuple[type[BaseException], ...]:
+    """Hypothesis's ways to drop an example, the real classes of this process (a class of the candidate's named
+    like one is an ordinary exception, which Hypothesis counts as a failure)."""
+    found = [_hypothesis_class("hypothesis.errors", "UnsatisfiedAssumption"),
+             _hypothesis_class("hypothesis.errors", "StopTest"),
+             _hypothesis_class("hypothesis.errors", "Frozen")]
+    return tuple(c for c in found if c is not None and issubclass(c, BaseException))
+
+
+def _discarded_by(exc: BaseException, run: dict[str, Any]) -> str | None:
+    """Where candidate code discarded an example (``exc``, one of :func:`_discards`), or ``None`` for Hypothesis's
+    own control flow.
+
+    Told by where the exception came from in the oracle's stack, never by a frame's file name (a code object
+    says any name it likes; Hypothesis's own generated code says ``<string>``). The frames from the test to the
+    raise point are walked for the last one of candidate code: at isolation ``none`` a frame whose namespace
+    is a module imported from the candidate's ``python_path``, or no module at all but those Hypothesis makes
+    from its own source (code made by ``exec``: fail closed); at a fenced level, where candidate code runs
+    in the worker and what it raises arrives as a class of its own, the boundary serving a call the
+    candidate made back into the oracle (:func:`_callback_codes`). None: the oracle's. After it, a draw of
+    Hypothesis's (a ``Random`` or ``data`` the property handed over running out of data, as it does when
+    Hypothesis replays a shorter example) is Hypothesis's own, as in plain pytest; anything else (the candidate
+    raising the class, calling ``reject()``, ``assume()`` or the data's ``mark_invalid()``, an oracle callback
+    calling them on its behalf) is the candidate's."""
+    trial = run["trial"]
+    none = trial.get("level") == "none"
+    roots = tuple(os.path.realpath(p) + os.sep for p in trial.get("python_path") or ())
+    callbacks = trial.get("callbacks") or frozenset()
+    generated = _generated_namespaces() if none else frozenset()
+    draws = _draw_codes()
+    last: str | None = None
+    tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip the wrapper (_counted)
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code in draws:
+            last = None  # what the candidate asked for is a draw: its end is Hypothesis's to decide
+        elif frame.f_code in callbacks:
+            last = f"{type(exc).__name__} from a call the candidate made back into the oracle"
+        elif none:
+            last = _candidate_frame(frame, tb.tb_lineno, roots, generated, f"{type(exc).__name__} from") or last
+        tb = tb.tb_next
+    return last
+
+
+def _candidate_frame(frame: Any, line: int, roots: tuple[str, ...], generated: frozenset[int], what: str) -> str | None:
+    """``what`` and where, when ``frame`` (isolation ``none``) runs candidate code: by the module whose namespace
+    it runs in (its code's file name is only reported, never believed)."""
+    names = frame.f_globals
+    if id(names) in generated:
+        return None
+    module = sys.modules.get(str(names.get("__name__")))
+    path = getattr(module, "__file__", None) if module is not None and module.__dict__ is names else None
+    where = f"{frame.f_code.co_filename}:{line}"
+    if not isinstance(path, str):
+        return f"{what} code of no module (made by exec; its code says {where})"
+    return f"{what} {where}" if os.path.realpath(path).startswith(roots) else None
+
+
+def _draw_codes() -> frozenset[Any]:
+    """The code of Hypothesis's draws (``ConjectureData``'s ``draw`` methods): a discard raised inside one is the
+    example running out of data, or being drawn from after it ended."""
+    data = _hypothesis_class("hypothesis.internal.conjecture.data", "ConjectureData")
+    if _DRAWS.get("of") is not data:
+        _DRAWS.update(of=data, codes=frozenset(f.__code__ for n, f in vars(data or object).items()
+                                                if "draw" in n and hasattr(f, "__code__")))
+    codes: frozenset[Any] = _DRAWS["codes"]
+    return codes
+
+
+_DRAWS: dict[str, Any] = {}  # _draw_codes's, for the class it read
+
+
+def _callback_codes(client: Any) -> frozenset[Any]:
+    """The code of the boundary's callback server (``Client._serve``): its frame runs oracle code the candidate
+    called back, so it stands for the candidate's code on a path at a fenced level."""
+    serve = getattr(type(client), "_serve", None) if client is not None else None
+    code = getattr(serve, "__code__", None)
+    return frozenset([code]) if code is not None else frozenset()
+
+
+def _generated_namespaces() -> frozenset[int]:
+    """The ids of the namespaces of the modules Hypothesis makes from source it writes itself (the signature-
+    keeping wrappers of ``hypothesis.internal.reflection``, whose code says ``<string>``)."""
+    cache = getattr(sys.modules.get("hypothesis.internal.reflection"), "eval_cache", None)
+    return frozenset(id(m.__dict__) for m in (cache or {}).values())
+
+
+class _BodyDraws:
+    """What a test draws while it runs (``data.draw`` of ``st.data()``, a state machine's steps, a drawn
+    ``Random``'s numbers), for the evidence and the example log (docs/design.md §8.3).
+
+    Each value drawn at the top level is snapshotted as it is drawn, before the test's code (or the
+    candidate's) can touch it, into the drawn example under the name of the test's ``st.data()`` argument: a
+    state machine's counterexample is its step sequence. Such an example stops where it fails, so its identity
+    is where it got to: after each top-level draw, the digest of the example so far (its arguments, then each
+    draw's value and the choices Hypothesis made up to it, in order) is a *state*. A failing example is its
+    state when it failed; one that held went past every state it reached; one that failed went past every
+    state but its last. The same example failing at a state the base went past is a new failure, though the
+    base drew further (:func:`_log_example`)."""
+
+    __slots__ = ("data", "mark", "into", "inside", "head", "hash", "states")
+
+    def __init__(self, node: str, kwargs: dict[str, Any], drawn: dict[str, Any]) -> None:
+        self.data: Any = None
+        self.into: list[Any] | None = None
+        self.inside = False
+        self.states: list[str] = []
+        try:
+            from hypothesis.control import current_build_context
+
+            self.data = current_build_context().data
+            self.mark = len(self.data.choices)
+        except Exception:  # no build context, or a Hypothesis without these: the example as its arguments say
+            self.data = None
+            return
+        kind = getattr(sys.modules.get("hypothesis.strategies"), "DataObject", None)
+        name = next((k for k, v in kwargs.items() if kind is not None and type(v) is kind), None)
+        self.head = (node, {k: v for k, v in drawn.items() if k != name})  # digested at the first state only
+        self.hash: Any = None
+        if name is not None:
+            self.into = drawn[name] = []
+        real = self.data.draw
+
+        def draw(*args: Any, **kw: Any) -> Any:
+            if self.inside:  # a draw inside a draw (a composite strategy's): part of the outer value
+                return real(*args, **kw)
+            self.inside = True
+            try:
+                value = real(*args, **kw)
+            finally:
+                self.inside = False
+            step = _step(value)
+            if self.into is not None and len(self.into) < MAX_DRAWS:
+                self.into.append(step)
+            self.states.append(self._state(step))
+            return value
+
+        self.data.draw = draw
+
+    def _state(self, value: Any) -> str:
+        """The digest of the example so far: the choices made since the last state, then ``value``."""
+        import hashlib
+
+        try:
+            made = self.data.choices[self.mark:]
+            self.mark += len(made)
+        except Exception:
+            made = ()
+        if self.hash is None:
+            node, arguments = self.head
+            self.hash = hashlib.sha256(f"{node}\0{_canonical(arguments)}".encode("utf-8", "surrogatepass"))
+        self.hash.update(f"\0{_canonical([[_jsonable(c) for c in made], value])}".encode("utf-8", "surrogatepass"))
+        return self.hash.copy().hexdigest()[:32]
+
+    def done(self, held: bool) -> tuple[list[str], str | None] | None:
+        """Stop watching: ``(the states the example went past, the state it failed at or None)``; ``None`` when
+        the test drew nothing while it ran (its arguments are its identity: :func:`example_digest`)."""
+        if self.data is None:
+            return None
+        with contextlib.suppress(AttributeError):
+            del self.data.draw
+        try:
+            trailing = len(self.data.choices) > self.mark
+        except Exception:
+            trailing = False
+        if not self.states and not trailing:
+            return None
+        end = self._state(None) if trailing else None  # choices made after the last draw (a drawn Random's)
+        if held:
+            return self.states + ([end] if end is not None else []), None
+        return self.states[:-1], end if end is not None else self.states[-1]
+
+
+MAX_DRAWS = 1_000  # values drawn in a test's body kept in its example (its states still cover every draw)
+
+
+def _canonical(value: Any) -> str:
+    """Canonical JSON of a drawn value for a digest, memory addresses folded."""
+    import re
+
+    return re.sub(r"0x[0-9a-fA-F]+", "<addr>", json.dumps(value, sort_keys=True, default=repr))
+
+
+def _step(value: Any) -> Any:
+    """A drawn value as evidence: a state machine's step (its rule and arguments, a bundle's value by its name,
+    as Hypothesis prints the steps) as ``{"rule": NAME, ARG: VALUE, …}``, anything else as :func:`_jsonable`."""
+    stateful = sys.modules.get("hypothesis.stateful")
+    rule_type = getattr(stateful, "Rule", None)
+    if rule_type is not None and type(value) is tuple and len(value) == 2 and isinstance(value[0], rule_type) \
+            and isinstance(value[1], dict):
+        ref = getattr(stateful, "VarReference", None)
+
+        def arg(v: Any) -> Any:
+            if ref is not None and isinstance(v, ref):
+                return v.name
+            if isinstance(v, list) and ref is not None and v and all(isinstance(x, ref) for x in v):
+                return [x.name for x in v]
+            return _jsonable(v)
+
+        step = {"rule": str(getattr(value[0].function, "__name__", "?"))}
+        step.update({str(k): arg(v) for k, v in value[1].items()})
+        return step
+    return _jsonable(value)
+
+
+def _counted(test: Any, run: dict[str, Any]) -> Any:
+    """``test`` counting trials and hits, keeping each example as drawn (the counterexample of a failure), and
+    logging examples into ``run["log"]`` (a logging pass: a failure is recorded and swallowed) or
+    ``run["normal_log"]`` (the normal pass of a frozen property)."""
+    acc = run["acc"]
+    pack_dir, roots = run["trial"]["pack_dir"], run["trial"]["roots"]
 
     def counted(*args: Any, **kwargs: Any) -> Any:
-        acc = holder["acc"]
-        logging = holder["mode"] != "normal"
+        logging = run["log"] is not None
         # The drawn values as they were drawn, before any candidate call can change them in place
         # (docs/design.md §8.1 "Evidence comes from before the call"): the example log, the logged
         # input and the counterexample are all read from this snapshot, never from kwargs afterwards.
         drawn = {k: _jsonable(v) for k, v in kwargs.items()}
         mutable = any(type(v) in _MUTABLE for v in kwargs.values())
+        body = _BodyDraws(run["node"], kwargs, drawn)
         if not logging:
             acc["trials"] += 1
             acc["last_example"] = drawn
+        run["trial"]["inside"] += 1
         try:
-            result = inner(*args, **kwargs)
+            result = test(*args, **kwargs)
         except BaseException as exc:
+            run["trial"]["inside"] -= 1
             if mutable:
                 _note_changed(acc, drawn, kwargs)
-            # assume()/reject()/an invalid draw belong to the oracle. Reached through the
-            # candidate's code they would discard exactly the examples that fail: a failure.
-            if type(exc).__name__ in _DISCARD and (not logging or isinstance(exc, _control_flow())):
-                # Hypothesis has already marked the example invalid (mark_invalid concludes it
-                # before raising), so the verdict is decided at the end of the property.
-                origin = _foreign_frame(exc, pack_dir)
-                if origin is not None:
-                    acc.setdefault("discarded_by", f"{type(exc).__name__} from {origin}")
+            if run["find"] and type(exc) is _hypothesis_class("hypothesis.errors", "Found"):
+                # find()'s condition held: its search ends here (in every pass), no failure of the property.
+                _held(run, acc, drawn, body.done(True), logging)
                 raise
+            if isinstance(exc, _discards()):
+                body.done(False)
+                # assume()/reject()/an invalid draw belong to the oracle. Reached through the candidate's
+                # code they would discard exactly the examples that fail: a failure. Hypothesis has already
+                # marked the example invalid, so the verdict is decided at the end of the property.
+                origin = _discarded_by(exc, run)
+                if origin is not None:
+                    acc.setdefault("discarded_by", origin)
+                raise
+            states = body.done(False)
             if logging:
                 if isinstance(exc, _control_flow()) and getattr(exc, "__verdict_gate_origin__", None) != "candidate":
                     raise  # Hypothesis's, pytest's or the interpreter's own (the real classes, never a look-alike)
@@ -372,7 +675,7 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
                 # draws the same sequence on the base and on the candidate. Anything else (a look-alike
                 # of a control-flow exception the candidate raised included) is a failing example:
                 # raised, it would end the pass early and hide the examples after it.
-                _log_example(holder, drawn, False, exc, _failure_print(exc, pack_dir, holder["roots"]))
+                _log_example(run, drawn, False, exc, _failure_print(exc, pack_dir, roots), states=states)
                 return None
             acc["hits"] += 1
             # Which example raised which exception: Hypothesis's final replay of each distinct
@@ -381,22 +684,29 @@ def _instrument(item: pytest.Item, prop: dict[str, Any], acc: dict[str, Any]) ->
             raised[id(exc)] = (exc, drawn)
             while len(raised) > 256:
                 raised.pop(next(iter(raised)))
-            if holder.get("normal_log") is not None:  # the normal pass of a frozen property is logged too
-                _log_example(holder, drawn, False, exc, _failure_print(exc, pack_dir, holder["roots"]),
-                             log=holder["normal_log"])
+            if run["normal_log"] is not None:  # the normal pass of a frozen property is logged too
+                _log_example(run, drawn, False, exc, _failure_print(exc, pack_dir, roots), log=run["normal_log"],
+                             states=states)
             raise
+        run["trial"]["inside"] -= 1
         if mutable:
             _note_changed(acc, drawn, kwargs)
-        if logging:
-            _log_example(holder, drawn, True)
-            return result
-        acc["hits"] += 1
-        if holder.get("normal_log") is not None:
-            _log_example(holder, drawn, True, log=holder["normal_log"])
+        _held(run, acc, drawn, body.done(True), logging)
         return result
 
-    counted._verdict_gate_holder = holder  # type: ignore[attr-defined]
-    handle.inner_test = counted
+    counted.__name__ = getattr(test, "__name__", "counted")  # Hypothesis names the test in its messages
+    counted.__qualname__ = getattr(test, "__qualname__", "counted")
+    return counted
+
+
+def _held(run: dict[str, Any], acc: dict[str, Any], drawn: dict[str, Any],
+          states: tuple[list[str], str | None] | None, logging: bool) -> None:
+    if logging:
+        _log_example(run, drawn, True, states=states)
+        return
+    acc["hits"] += 1
+    if run["normal_log"] is not None:
+        _log_example(run, drawn, True, log=run["normal_log"], states=states)
 
 
 def fresh_split(fresh: int | str | None, budget: int) -> tuple[int, int]:
@@ -439,13 +749,10 @@ def _control_flow() -> tuple[type[BaseException], ...]:
 def example_digest(node: str, drawn: dict[str, Any]) -> str:
     """The digest of one drawn example (docs/design.md §8.3): its test node and its value as drawn
     (``_jsonable`` of each argument, taken before any candidate call), canonical JSON, memory addresses
-    folded, sha256, 32 hex digits."""
+    folded, sha256, 32 hex digits. (A test that draws while it runs has a digest per state: :class:`_BodyDraws`.)"""
     import hashlib
-    import re
 
-    text = json.dumps(drawn, sort_keys=True, default=repr)
-    text = re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)
-    return hashlib.sha256(f"{node}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256(f"{node}\0{_canonical(drawn)}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 _MUTABLE = (list, dict, set, bytearray)  # argument types a candidate call may change in place
@@ -454,7 +761,7 @@ _MUTABLE = (list, dict, set, bytearray)  # argument types a candidate call may c
 def _note_changed(acc: dict[str, Any], drawn: dict[str, Any], kwargs: dict[str, Any]) -> None:
     """Count a call that changed a drawn value in place (recorded as ``inputs_changed``; the evidence
     keeps the values as drawn)."""
-    if {k: _jsonable(v) for k, v in kwargs.items()} != drawn:
+    if any(_jsonable(v) != drawn[k] for k, v in kwargs.items() if type(v) in _MUTABLE):
         acc["inputs_changed"] = acc.get("inputs_changed", 0) + 1
 
 
@@ -492,16 +799,32 @@ def _pack_line(exc: BaseException, pack_dir: str) -> str | None:
     return line
 
 
-def _log_example(holder: dict[str, Any], drawn: dict[str, Any], held: bool,
+def _log_example(run: dict[str, Any], drawn: dict[str, Any], held: bool,
                  exc: BaseException | None = None, fails: str | None = None,
-                 log: list[dict[str, Any]] | None = None) -> None:
-    log = holder["log"] if log is None else log
-    if log is None or len(log) >= MAX_LOG:
+                 log: list[dict[str, Any]] | None = None,
+                 states: tuple[list[str], str | None] | None = None) -> None:
+    """Log one example: one entry by its digest (:func:`example_digest`), or, for a test that drew while it ran,
+    one held entry per state it went past and a failing one for the state it failed at (:class:`_BodyDraws`)."""
+    log = run["log"] if log is None else log
+    if log is None:
         return
-    entry: dict[str, Any] = {"digest": example_digest(holder["node"], drawn), "held": held}
+    if states is not None:
+        for digest in states[0]:
+            _log_entry(run, log, digest, drawn, True)
+        if states[1] is not None:
+            _log_entry(run, log, states[1], drawn, False, exc, fails)
+        return
+    _log_entry(run, log, example_digest(run["node"], drawn), drawn, held, exc, fails)
+
+
+def _log_entry(run: dict[str, Any], log: list[dict[str, Any]], digest: str, drawn: dict[str, Any], held: bool,
+               exc: BaseException | None = None, fails: str | None = None) -> None:
+    if len(log) >= MAX_LOG:
+        return
+    entry: dict[str, Any] = {"digest": digest, "held": held}
     if fails is not None:
         entry["fails"] = fails
-    kept = holder.setdefault("inputs_kept", {})
+    kept = run["acc"].setdefault("inputs_kept", {})
     if not held and kept.get(id(log), 0) < MAX_LOG_INPUTS:
         kept[id(log)] = kept.get(id(log), 0) + 1
         text = json.dumps(drawn, sort_keys=True, default=repr)
@@ -519,63 +842,6 @@ def _error_line(exc: BaseException) -> str:
         lines = ["(its message could not be read)"]
     text = f"{type(exc).__qualname__}: {lines[0]}" if lines else type(exc).__qualname__
     return text if len(text) <= MAX_LOG_INPUT else text[:MAX_LOG_INPUT] + "…"
-
-
-def _logging_pass(item: pytest.Item, holder: dict[str, Any], log: list[dict[str, Any]], *,
-                  seed: int | None = None, max_examples: int | None = None) -> None:
-    """Run the item's Hypothesis test once more with every failure recorded in ``log`` and swallowed,
-    so the draws do not stop at the first failure; ``seed`` and ``max_examples`` for a fresh pass."""
-    from hypothesis import Phase, settings
-
-    obj: Any = getattr(item, "obj", None)
-    func: Any = getattr(obj, "__func__", obj)
-    saved = (func._hypothesis_internal_use_settings, getattr(func, "_hypothesis_internal_use_seed", None))
-    if seed is not None:
-        func._hypothesis_internal_use_seed = seed
-        func._hypothesis_internal_use_settings = settings(saved[0], max_examples=max_examples or 100,
-                                                          phases=[Phase.generate])
-    holder["mode"], holder["log"] = "log", log
-    funcargs = getattr(item, "funcargs", {})
-    names = getattr(getattr(item, "_fixtureinfo", None), "argnames", ())
-    try:
-        obj(**{name: funcargs[name] for name in names if name in funcargs})
-    except Exception as exc:  # e.g. a health check: the log is kept as far as it got, and says so
-        log.append({"digest": STOPPED, "held": False,
-                    "input": f"the logging pass stopped early ({type(exc).__name__}): later examples were not logged"})
-    finally:
-        holder["mode"], holder["log"] = "normal", None
-        func._hypothesis_internal_use_settings, func._hypothesis_internal_use_seed = saved
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
-    """Before the normal pass of a Hypothesis test: the example-logging pass (a property with a
-    freeze) and the fresh-seed pass (every seeded property), docs/design.md §8.3."""
-    state = _state(pyfuncitem.config)
-    logged: dict[str, Any] | None = None  # the holder whose normal pass is logged
-    if state is not None:
-        pid = state["item_prop"].get(pyfuncitem.nodeid)
-        prop = state["props"].get(pid) if pid else None
-        obj: Any = getattr(pyfuncitem, "obj", None)
-        handle = getattr(getattr(obj, "__func__", obj), "hypothesis", None)
-        holder = getattr(getattr(handle, "inner_test", None), "_verdict_gate_holder", None)
-        if prop is not None and holder is not None and holder.get("acc") is state["acc"].get(pid):
-            acc = state["acc"][pid]
-            holder["node"] = pyfuncitem.nodeid
-            if prop.get("example_log"):
-                _logging_pass(pyfuncitem, holder, acc.setdefault("example_log", []))
-            if prop.get("fresh_seed") is not None and holder.get("fresh"):
-                _logging_pass(pyfuncitem, holder, acc.setdefault("fresh_log", []), seed=prop["fresh_seed"],
-                              max_examples=holder["fresh"])
-            # The normal pass's examples, shrinking included, join the example log (docs/design.md §8.3): a
-            # bug that shows only after the logging passes (a call counter) still meets the base's record.
-            holder["normal_log"] = acc["example_log"] if prop.get("example_log") else None
-            logged = holder
-    try:
-        return (yield)
-    finally:
-        if logged is not None:
-            logged["normal_log"] = None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -799,10 +1065,19 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
         settings.load_profile("verdict-gate") if settings.get_profile("verdict-gate") is state["profile"] \
             else state.__setitem__("settings_tampered", True)
-    _instrument(item, prop, acc)
-    # pytest.exit() or KeyboardInterrupt propagate out of the yield, so no result is written
-    # for a property cut short: the runner records it crashed (the process ends mid-property).
-    result = yield
+    global _TRIAL
+    acc["last_example"] = None  # a failure of this node never shows another node's example
+    spec = state["spec"]
+    _TRIAL = {"prop": prop, "acc": acc, "node": item.nodeid, "runs": 0, "inside": 0,
+              "pack_dir": str(item.config.rootpath) + os.sep,
+              "roots": [str(r[0]) for r in spec.get("roots", [])], "python_path": spec.get("python_path", []),
+              "level": state["isolation"].get("level", "none"), "callbacks": _callback_codes(state["client"])}
+    try:
+        # pytest.exit() or KeyboardInterrupt propagate out of the yield, so no result is written
+        # for a property cut short: the runner records it crashed (the process ends mid-property).
+        result = yield
+    finally:
+        _TRIAL = None
     if nextitem is None or state["item_prop"].get(nextitem.nodeid) != pid:
         _finish(state, pid)
     return result

@@ -231,3 +231,53 @@ def test_release_workflow_builds_both_platforms_with_provenance_and_sbom() -> No
             "docker/metadata-action", "docker/build-push-action"} <= uses
     login = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/login-action@"))
     assert login["with"]["registry"] == "ghcr.io"
+
+
+ATTEST = "actions/attest@1e69f48acb82d1966a394da916b4c1698aa569d6"  # v4.2.2
+SIGNING = {"id-token", "attestations"}
+
+
+def _attest_jobs(doc: dict[str, Any]) -> dict[str, Any]:
+    return {name: job for name, job in doc["jobs"].items()
+            if any(s.get("uses", "").startswith("actions/attest@") for s in job.get("steps") or [])}
+
+
+def _check_signing(doc: dict[str, Any], where: str) -> None:
+    """One job signs the evidence with actions/attest at the pinned release: it alone holds id-token and
+    attestations write, it checks out and runs nothing from the patch, and no job can write contents."""
+    signers = _attest_jobs(doc)
+    assert len(signers) == 1, f"{where}: one attest job"
+    (name, job), = signers.items()
+    for other, body in doc["jobs"].items():
+        perms = body.get("permissions") or {}
+        assert perms.get("contents") != "write", f"{where}: job {other} can write contents"
+        if other != name:
+            assert not {p for p, level in perms.items() if level == "write"} & SIGNING, f"{where}: {other} can sign"
+    assert {p for p, level in job["permissions"].items() if level == "write"} == SIGNING
+    uses = [s.get("uses", "") for s in job["steps"]]
+    assert ATTEST in uses and not any("checkout" in u or u.startswith("./") for u in uses), uses
+    attest = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/attest@"))
+    assert attest["with"]["predicate-type"] == "https://verdict-gate.dev/attestation/gate-run/v1"
+    assert attest["with"]["subject-path"].endswith("/evidence/*") and "predicate-path" in attest["with"]
+    assert "head.repo.full_name == github.repository" in job["if"] and "private" in job["if"], job["if"]
+
+
+def test_the_evidence_is_signed_in_a_job_that_runs_nothing_from_the_patch() -> None:
+    from verdict_gate.report.attestation import PREDICATE_TYPE
+
+    assert PREDICATE_TYPE == "https://verdict-gate.dev/attestation/gate-run/v1"
+    _check_signing(_load(ROOT / ".github" / "workflows" / "gate.yml"), "gate.yml")
+    complete = next(yaml.load(b, Loader=yaml.BaseLoader) for b in _readme_workflows()
+                    if "gate" in yaml.load(b, Loader=yaml.BaseLoader)["jobs"]
+                    and "sarif" in yaml.load(b, Loader=yaml.BaseLoader)["jobs"])
+    _check_signing(complete, "README's complete workflow")
+    readme = (ROOT / "README.md").read_text()
+    assert "gh attestation verify" in readme and "--predicate-type https://verdict-gate.dev/attestation/gate-run/v1" \
+        in readme and "verdict-gate audit" in readme
+
+
+def test_a_planted_signing_fault_is_caught() -> None:
+    doc = _load(ROOT / ".github" / "workflows" / "gate.yml")
+    doc["jobs"]["gate"]["permissions"]["id-token"] = "write"  # the job that runs the patch could sign
+    with pytest.raises(AssertionError, match="can sign"):
+        _check_signing(doc, "planted")

@@ -107,7 +107,7 @@ def test_rules_doc_is_in_step() -> None:
 
 def test_summary_blocked_puts_failures_first_with_details() -> None:
     text = summary_markdown(_blocked())
-    assert text.count("verdict-gate") == 1  # one heading, not doubled
+    assert text.count("## verdict-gate") == 1  # one heading, not doubled
     assert f"`{'c' * 12}` (merge base `{'b' * 12}`)" in text  # the base as ref and short id
     rows = [line for line in text.splitlines() if line.startswith("| `prop.")]
     assert [r.split("`")[1] for r in rows] == ["prop.bad", "prop.known", "prop.ok"]

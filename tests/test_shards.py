@@ -98,6 +98,8 @@ def _shards(repo: Path, tmp: Path, count: int, env=RUN_ID) -> list[Path]:
         assert json.loads((out / "shard.json").read_text())["index"] == k
         assert not (out / "verdicts.json").exists()  # a shard does not decide
         validate_evidence(out)
+        audited = cli("audit", str(out))  # a shard's directory re-checks from its files alone
+        assert audited.returncode == 0 and "one shard of a sharded run" in audited.stdout, audited.stdout
         dirs.append(out)
     return dirs
 
@@ -105,6 +107,9 @@ def _shards(repo: Path, tmp: Path, count: int, env=RUN_ID) -> list[Path]:
 def _merge(repo: Path, dirs: list[Path], out: Path):
     proc = cli("merge", *map(str, dirs), "--repo", str(repo), *COMMON, "--out", str(out))
     assert "Traceback" not in proc.stderr, proc.stderr
+    if (out / "verdicts.json").is_file():  # merged evidence re-checks too, an incomplete merge included
+        audited = cli("audit", str(out))
+        assert audited.returncode == 0, audited.stdout + audited.stderr
     return proc
 
 

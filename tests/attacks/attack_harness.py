@@ -351,6 +351,13 @@ def mixed_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_base(tmp_path_factory.mktemp("mixed-base") / "calc", HERE / "base_mixed")
 
 
+@pytest.fixture(scope="session")
+def hypothesis_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base project plus Hypothesis at isolation ``none`` and a drawn Random handed to candidate code
+    (``base_hypothesis/``): the base of the cases whose candidate discards the examples it gets wrong."""
+    return build_base(tmp_path_factory.mktemp("hypothesis-base") / "calc", HERE / "base_hypothesis")
+
+
 FROZEN_IDS = ("prop.round_known", "ex.band_table", "ex.parse_known")
 SHARED_FROZEN_IDS = ("ex.units_rows",)
 
@@ -386,6 +393,7 @@ class GateRun:
     out: Path
     seconds: float
     verdicts: dict | None = None
+    audit: subprocess.CompletedProcess[str] | None = None  # `verdict-gate audit OUT` of a decided run
 
     @property
     def outcome(self) -> str | None:
@@ -513,6 +521,7 @@ class Arena:
             verdicts = json.loads((out / "verdicts.json").read_text())
         run = GateRun(proc.returncode, stdout, stderr, out, time.monotonic() - start, verdicts)
         self.runs.append(run)
+        audit_evidence(run)
         if os.environ.get("VG_ATTACKS_VERBOSE"):  # with -s: what the gate printed, for debugging a case
             print(f"\n--- gate exit {run.code} in {run.seconds:.1f} s\n{stdout[-4000:]}\n{stderr[-6000:]}")
         return run
@@ -569,9 +578,14 @@ def mixed_arena(mixed_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[
     yield from _arena(mixed_base, tmp_path, gate_cache)
 
 
+@pytest.fixture
+def hypothesis_arena(hypothesis_base: Path, gate_cache: Path, tmp_path: Path) -> Iterator[Arena]:
+    yield from _arena(hypothesis_base, tmp_path, gate_cache)
+
+
 # A case's base (its attack.yaml's ``base``) → the fixture of its arena.
 ARENAS = {"calc": "arena", "frozen": "frozen_arena", "text": "text_arena", "mixed": "mixed_arena",
-          "shared": "shared_arena"}
+          "shared": "shared_arena", "hypothesis": "hypothesis_arena"}
 # A base's known failures, frozen in its ledger: an honest patch on it is promoted with exactly these forgiven.
 FROZEN_OF = {"frozen": FROZEN_IDS, "shared": SHARED_FROZEN_IDS}
 
@@ -593,6 +607,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # --- what the gate must never do, for every case ---------------------------------------------
+
+
+def audit_evidence(run: GateRun) -> None:
+    """Every decided run's evidence re-checks from its files alone (``verdict-gate audit OUT`` exits 0): whatever
+    the case tried, the directory holds what the gate wrote and the decision it records is the one its files
+    give (docs/design.md §9.1). A run that ended without a decision (a usage error, a gate killed) is not."""
+    if run.code not in EXIT.values() or not (run.out / "verdicts.json").is_file():
+        return
+    run.audit = subprocess.run(gate_argv("audit", str(run.out)), capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+    assert run.audit.returncode == 0, f"verdict-gate audit {run.out}: exit {run.audit.returncode}\n" \
+        f"{run.audit.stdout[-3000:]}{run.audit.stderr[-2000:]}"
 
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 

@@ -25,7 +25,8 @@ import yaml
 from attack_harness import ARENAS, BROKEN, CASES_DIR, Arena, assert_not_promoted, edit_file, record, user_state
 
 EVIDENCE_FILES = {"fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
-                  "results.sarif", "summary.md"}
+                  "results.sarif", "summary.md", "catalog.yaml", "freeze_ledger.json", "manifest.sha256",
+                  "attestation.intoto.json"}
 CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "attack.yaml").is_file())
 FENCES = {"pid", "network", "files", "evidence", "secrets", "acts"}
 

@@ -8,6 +8,8 @@
   returns generators, caches with ``lru_cache`` and uses the standard library is promoted (exit 0);
 - on the base whose known failures are frozen (``base_frozen/``), the refactor is promoted with exactly
   those failures forgiven, and each bug an integrity case hides (``expect.yaml`` ``base: frozen``) is blocked;
+- ``legit_shuffle``: a correct shuffle that draws from the Random a property hands it (at isolation ``none``), gated
+  on the base plus ``base_hypothesis/``, is promoted (exit 0): running out of data inside a draw is Hypothesis's own;
 - ``legit_inplace``: a correct in-place sort (the caller's list changes, nothing is returned), gated
   on the base plus ``base_inplace/`` (an in-place API and its property), is promoted (exit 0): the
   isolation must carry in-place changes of arguments back, or the honest patch is blocked;
@@ -70,6 +72,16 @@ def test_an_honest_in_place_patch_is_promoted(inplace_arena: Arena) -> None:
 @pytest.mark.parametrize("name", HONEST)
 def test_an_honest_patch_is_promoted(name: str, arena: Arena) -> None:
     run = _gate(arena, CONTROLS_DIR / name, name)
+    assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
+    assert not run.failing(), _detail(run)
+
+
+def test_an_honest_patch_that_draws_from_a_handed_random_is_promoted(hypothesis_arena: Arena) -> None:
+    """``legit_shuffle`` on the base of the discard cases (``base_hypothesis/``: Hypothesis at isolation ``none``, and a
+    property that hands candidate code a drawn Random there): the patch draws from that Random; when a draw runs out
+    of data, as Hypothesis's replays of shorter examples make it about one call in ten, that is Hypothesis's own
+    discard, never the candidate's."""
+    run = _gate(hypothesis_arena, CONTROLS_DIR / "legit_shuffle", "legit_shuffle")
     assert (run.outcome, run.code) == ("promoted", 0), _detail(run)
     assert not run.failing(), _detail(run)
 

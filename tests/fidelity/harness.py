@@ -78,10 +78,11 @@ class Project:
     tests: str | None  # the test directory, copied whole to oracle/tests/
     loose: list[str]  # test files outside it, copied beside them
     notes: str = ""
+    root: Path = PROJECTS  # where ``name/`` is (a suite another test gates: tests/stateful)
 
     @property
     def dir(self) -> Path:
-        return PROJECTS / self.name
+        return self.root / self.name
 
     @property
     def edit(self) -> str:
@@ -90,9 +91,12 @@ class Project:
         return f"src/{first}/__init__.py" if (self.dir / self.packages[0]).is_dir() else f"src/{first}"
 
     def test_names(self) -> list[str]:
-        """The test files (``test*.py`` at the top of oracle/tests/), sorted, as the reference layout collects."""
-        names = {p.name for p in (self.dir / self.tests).glob("test*.py")} if self.tests else set()
-        return sorted(names | {Path(rel).name for rel in self.loose if Path(rel).name.startswith("test")})
+        """The test files at the top of oracle/tests/ that pytest's default ``python_files`` collects
+        (``test*.py``, ``*_test.py``), sorted."""
+        def collected(name: str) -> bool:
+            return name.endswith(".py") and (name.startswith("test") or name.endswith("_test.py"))
+        names = {p.name for p in (self.dir / self.tests).glob("*.py")} if self.tests else set()
+        return sorted(n for n in names | {Path(rel).name for rel in self.loose} if collected(n))
 
 
 def projects() -> list[Project]:

@@ -22,8 +22,10 @@ def add_parser(sub: Any) -> None:
                          formatter_class=RAW,
                          description="Load the pack, digest fixtures, split the diff BASE...HEAD, replay frozen "
                                      "properties on the base revision, run every property on HEAD, and write "
-                                     "fixture.digest, oracle_edited.json, base.sig.json, runs.json, verdicts.json, "
-                                     "results.sarif and summary.md into --out.")
+                                     "into --out the pack's catalog.yaml, freeze_ledger.json and manifest.sha256 as "
+                                     "read, fixture.digest, oracle_edited.json, base.sig.json, runs.json, "
+                                     "verdicts.json, results.sarif, summary.md and attestation.intoto.json "
+                                     "(`verdict-gate audit` re-checks them).")
     cmd.add_argument("--repo", default=".", help="git work tree to gate (default: .)")
     cmd.add_argument("--base", required=True, help="base ref; the base revision is its merge base with HEAD")
     cmd.add_argument("--pack", required=True, metavar="SOURCE",

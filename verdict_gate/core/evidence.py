@@ -7,10 +7,12 @@ and its writer writes the files once. A run that stops early is ``void`` only wh
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 from verdict_gate.core.catalog import Property
+from verdict_gate.core.ledger import Ledger
 from verdict_gate.core.promotion import Outcome
 from verdict_gate.core.records import BaseSigRecord, RunRecord, RunsRecord
 from verdict_gate.core.verdict import Verdict
@@ -40,6 +42,20 @@ class Evidence:
     notices: list[str] = field(default_factory=list)
     run_id: str = ""  # with the head revision, derives every fresh seed (docs/design.md §8.3)
     shard: dict[str, Any] | None = None  # a shard's share and counts (``shard.json``); None for a whole run
+    # What the decision read besides the other evidence files (docs/design.md §9.1), so that `verdict-gate audit`
+    # can re-derive it from the evidence alone: the pack's control files as read (name → text), the ledger as
+    # scored (freezes recorded under tree-v1 carrying this run's tree-v2 digest), the date freezes expired
+    # against, each freeze base revision → whether it is an ancestor of the base revision, the tests pytest ran,
+    # the planned properties the runner reported nothing for, the phases that did not finish, and the problems
+    # that kept a merge of shards from one decision.
+    oracle_files: dict[str, str] = field(default_factory=dict)
+    ledger: Ledger | None = None
+    today: dt.date | None = None
+    ancestors: dict[str, bool] = field(default_factory=dict)
+    items: int = 0
+    unreported: list[str] = field(default_factory=list)
+    phase_failures: list[str] = field(default_factory=list)
+    merge_problems: list[str] = field(default_factory=list)
 
     @property
     def promoted(self) -> bool:

@@ -11,12 +11,14 @@ revision, pack, fixture digest and run id and that cover every property exactly 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from verdict_gate.core.errors import GateError
+from verdict_gate.core.records import BaseSigRecord, RunsRecord
 
 MAX_SHARDS = 256  # a GitHub Actions matrix runs at most 256 jobs
 _SPEC = re.compile(r"([0-9]{1,3})/([0-9]{1,3})")
@@ -120,3 +122,54 @@ def problems(headers: Sequence[tuple[str, Mapping[str, Any]]], expected: Mapping
             out.append(f"{len(missing)} propert{'y is' if len(missing) == 1 else 'ies are'} covered by no shard: "
                        + ", ".join(missing[:10]) + (" …" if len(missing) > 10 else ""))
     return out
+
+
+def merge_why(problems: Sequence[str]) -> str:
+    """Why a merge of shards is ``incomplete``: its first problem, and how many more."""
+    more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+    return f"the shards cannot be merged into one decision: {problems[0]}{more}"
+
+
+def inconsistencies(label: str, header: Mapping[str, Any], ids: Sequence[str], runs: RunsRecord | None,
+                    base_sig: BaseSigRecord | None, fixture: Mapping[str, Any] | None) -> list[str]:
+    """Where one shard's files disagree with its own ``shard.json`` ``header``: each file must describe the same
+    head, base revision, run id and fixtures, and the share must be the one its index names among ``ids`` (the
+    properties the run scores, catalog order). ``label`` names the shard in each line; ``[]`` when they agree."""
+    h = header
+    out: list[str] = []
+    want = share(list(ids), ShardSpec(h["index"], h["count"])) if 1 <= h["index"] <= h["count"] else None
+    if want is not None and list(h["properties"]) != want:
+        out.append(f"{label}: shard.json lists other properties than shard {h['index']}/{h['count']} "
+                   "runs (catalog positions K, K+N, …)")
+    if runs is None or base_sig is None or fixture is None:
+        return out
+    for what, _file, _where, got, wanted in agreement(runs, base_sig, fixture, head=h["head_revision"],
+                                                      base=h["base_revision"], run_id=h["run_id"],
+                                                      fixture_digest=h["fixture_digest"]):
+        out.append(f"{label}: {what} {str(got)[:64]!r} differs from its shard.json's {str(wanted)[:64]!r}")
+    return out
+
+
+def agreement(runs: RunsRecord, base_sig: BaseSigRecord, fixture: Mapping[str, Any], *, head: str, base: str,
+              run_id: str, fixture_digest: str | None) -> list[tuple[str, str, str, Any, Any]]:
+    """What must agree across one run's evidence files: ``(what, file, JSON path, recorded, wanted)`` for the
+    runs' revisions, run id and fixture digests, the fixture record's digest, and the base replay's revisions
+    and fixture digests (each try's equal to the replay's). The caller keeps those where recorded ≠ wanted."""
+    checks: list[tuple[str, str, str, Any, Any]] = [
+        ("runs.json revision", "runs.json", "$.revision", runs.revision, head),
+        ("runs.json base_revision", "runs.json", "$.base_revision", runs.base_revision, base),
+        ("runs.json run_id", "runs.json", "$.run_id", runs.run_id, run_id),
+        ("runs.json fixture_digest", "runs.json", "$.fixture_digest", runs.fixture_digest, fixture_digest),
+        ("fixture.digest digest", "fixture.digest", "$.digest", fixture.get("digest"), fixture_digest),
+        ("base.sig.json base_revision", "base.sig.json", "$.base_revision", base_sig.base_revision, base)]
+    for pid, rec in runs.runs.items():
+        at = f"$.runs[{json.dumps(pid)}]"
+        checks += [(f"runs.json {pid} fixture_digest", "runs.json", f"{at}.fixture_digest", rec.fixture_digest,
+                    fixture_digest),
+                   (f"runs.json {pid} base_revision", "runs.json", f"{at}.base_revision", rec.base_revision, base)]
+    for i, rep in enumerate(base_sig.replays):
+        checks += [(f"base.sig.json {rep.prop_id} fixture_digest", "base.sig.json", f"$.replays[{i}].fixture_digest",
+                    rep.fixture_digest, base_sig.fixture_digest),
+                   (f"base.sig.json {rep.prop_id} base_revision", "base.sig.json", f"$.replays[{i}].base_revision",
+                    rep.base_revision, base)]
+    return [c for c in checks if c[3] != c[4]]

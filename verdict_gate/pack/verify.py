@@ -30,6 +30,9 @@ class Pack:
         manifest: pack-relative path → sha256 hex.
         origin: the evidence record (``verdicts.json`` ``pack``): source, kind, sha256 and, for
             artifacts, the resolved artifact and run.
+        texts: the control files as read (``catalog.yaml``, ``freeze_ledger.json``, ``manifest.sha256``; the
+            ledger of a pack without one is the empty ledger): the evidence keeps them, so the decision can be
+            re-derived from the evidence alone (docs/design.md §9.1).
     """
 
     dir: Path
@@ -40,6 +43,7 @@ class Pack:
     manifest: dict[str, str]
     fixtures: Scan | None = None  # the pack's share of the fixture digest, from the manifest's one read
     origin: dict[str, Any] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 def _read_text(path: Path, what: str, source: str) -> str:
@@ -60,7 +64,8 @@ def verify(dest: Path, source: str, archive_sha: str) -> Pack:
         VoidError: a missing or invalid control file, a manifest mismatch, a link or special file,
             a property whose oracle file is missing, a namespace helper directory.
     """
-    catalog = parse_catalog(_read_text(dest / CATALOG_NAME, "catalog", source), f"{source}/{CATALOG_NAME}", void=True)
+    catalog_text = _read_text(dest / CATALOG_NAME, "catalog", source)
+    catalog = parse_catalog(catalog_text, f"{source}/{CATALOG_NAME}", void=True)
     # A pack without a ledger has no freezes yet (a new oracle): nothing can be forgiven.
     ledger_text = (_read_text(dest / LEDGER_NAME, "freeze ledger", source) if (dest / LEDGER_NAME).exists()
                    else EMPTY_LEDGER)
@@ -92,7 +97,8 @@ def verify(dest: Path, source: str, archive_sha: str) -> Pack:
     _refuse_namespace_dirs(dest, source)
     sha = archive_sha or hashlib.sha256(manifest_text.encode()).hexdigest()
     return Pack(dir=dest, source=source, sha256=sha, catalog=catalog, ledger=ledger, manifest=manifest,
-                fixtures=fixtures)
+                fixtures=fixtures, texts={CATALOG_NAME: catalog_text, LEDGER_NAME: ledger_text,
+                                          MANIFEST_NAME: manifest_text})
 
 
 def _refuse_namespace_dirs(dest: Path, source: str) -> None:

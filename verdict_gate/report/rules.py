@@ -216,7 +216,10 @@ def rules_markdown() -> str:
            "A freeze is `deterministic` (its failure set showed on every replay when it was recorded) or `flaky`",
            "(it showed on some: the ledger keeps the rate, failed k of n replays, and the union of the failures",
            "seen). Where a reason means something different for each kind, its section says so. Neither kind",
-           "ever turns a failure into `pass`.", ""]
+           "ever turns a failure into `pass`.", "",
+           "`verdict-gate explain DIR ID` shows why one property of a run's evidence got its reason: each freeze",
+           "of it against the run in two columns, the first difference marked, then the fix below and a link to",
+           "its section here (the job summary shows the same lines under each property that did not pass).", ""]
     for reason, rule in RULES.items():
         out += [f"## {reason}", "", f"**{rule.short}**", "", rule.full, ""]
         out += [line for kind in rule.kinds() for line in (kind, "")]

@@ -15,6 +15,7 @@ import re
 
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.verdict import Verdict
+from verdict_gate.report.explain import explain_lines
 from verdict_gate.report.rows import (
     artifact_note,
     cause,
@@ -77,6 +78,9 @@ def _details(ev: Evidence, pid: str, v: Verdict, limit: int = 4000) -> str:
             parts.append("**traceback** (repository frames, innermost last)\n\n" + _fence(printable_block(frames)))
         if run.seed is not None:
             parts.append(f"seed `{run.seed}`" + (f" · {run.trials} examples tried" if run.trials is not None else ""))
+    # The same lines as `verdict-gate explain DIR ID`: the freeze against this run, the first difference, the fix.
+    parts.append("**why** (`verdict-gate explain` on the evidence shows the same)\n\n"
+                 + _fence(printable_block("\n".join(explain_lines(ev, pid)))[:limit * 4]))
     body = "\n\n".join(parts)
     title = f"<code>{html.escape(pid)}</code>: {v.verdict} ({v.reason})"
     return f"<details><summary>{title}</summary>\n\n{body}\n\n</details>\n"

@@ -5,15 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from verdict_gate import __version__
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.report.rows import counts, signature
 
+# The pack's control files as the decision read them, copied into the evidence byte for byte (docs/design.md §9.1).
+ORACLE_FILES = ("catalog.yaml", "freeze_ledger.json", "manifest.sha256")
+# What the decision read and measured (each listed with its sha256 in verdicts.json and shard.json).
+INPUT_FILES = (*ORACLE_FILES, "fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json")
+ATTESTATION = "attestation.intoto.json"
 # Every evidence file, in the order they are written; the JSON ones with their schema (schemas/NAME.schema.json).
-FILES = ("fixture.digest", "oracle_edited.json", "base.sig.json", "runs.json", "verdicts.json",
-         "results.sarif", "summary.md")
+FILES = (*INPUT_FILES, "verdicts.json", "results.sarif", "summary.md", ATTESTATION)
 SCHEMA_OF = {"fixture.digest": "fixture_digest", "oracle_edited.json": "oracle_edited",
              "base.sig.json": "base_sig", "runs.json": "runs", "verdicts.json": "verdicts",
-             "results.sarif": "sarif-2.1.0", "shard.json": "shard"}
+             "results.sarif": "sarif-2.1.0", "shard.json": "shard", "freeze_ledger.json": "freeze_ledger",
+             "manifest.sha256": "manifest", ATTESTATION: "attestation"}
 
 
 def dumps(doc: Any) -> str:
@@ -51,11 +57,27 @@ def verdicts_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
         "verdicts": verdict_entries(ev),
         "notices": ev.notices,
         "evidence": digests,
+        "gate_version": __version__,
+        "run_id": ev.run_id,
+        "decision": decision_doc(ev),
     }
 
 
-def shard_doc(ev: Evidence) -> dict[str, Any]:
-    """``shard.json`` (``schemas/shard.schema.json``): what one shard covered and saw."""
+def decision_doc(ev: Evidence) -> dict[str, Any] | None:
+    """What the decision read that no other evidence file holds (docs/design.md §9.1), ``None`` for a run that
+    was void before it was scored: the date freezes expire against, the ancestry of each freeze's base revision,
+    the tests pytest ran, the planned properties the runner reported nothing for, the phases that did not finish
+    and the problems that kept shards from one decision."""
+    if ev.today is None:
+        return None
+    return {"today": ev.today.isoformat(), "ancestors": dict(sorted(ev.ancestors.items())), "items": ev.items,
+            "unreported": list(ev.unreported), "phase_failures": list(ev.phase_failures),
+            "merge_problems": list(ev.merge_problems)}
+
+
+def shard_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
+    """``shard.json`` (``schemas/shard.schema.json``): what one shard covered and saw; ``digests``: the sha256
+    of each other file of the shard's evidence."""
     if ev.shard is None:
         raise ValueError("the evidence is not a shard's")
     return {
@@ -73,4 +95,7 @@ def shard_doc(ev: Evidence) -> dict[str, Any]:
         "notices": list(ev.notices),
         "outcome": "void" if ev.outcome == "void" else None,
         "void_reason": ev.void_reason or None,
+        "unreported": list(ev.shard.get("unreported", [])),
+        "gate_version": __version__,
+        "evidence": digests,
     }

@@ -95,34 +95,8 @@ class Shard:
         self.fixture = _read(directory, "fixture.digest", "fixture_digest")
 
     def inconsistencies(self, ids: Sequence[str]) -> list[str]:
-        """Where this shard's files disagree with its own ``shard.json`` (each file must describe the same
-        head, base revision, run id and fixtures, and the share must be the one its index names)."""
-        h = self.header
-        out: list[str] = []
-        want = shards.share(list(ids), shards.ShardSpec(h["index"], h["count"])) if 1 <= h["index"] <= h["count"] \
-            else None
-        if want is not None and list(h["properties"]) != want:
-            out.append(f"{self.label}: shard.json lists other properties than shard {h['index']}/{h['count']} "
-                       "runs (catalog positions K, K+N, …)")
-        if self.runs is None or self.base_sig is None or self.fixture is None:
-            return out
-        checks = [("runs.json revision", self.runs.revision, h["head_revision"]),
-                  ("runs.json base_revision", self.runs.base_revision, h["base_revision"]),
-                  ("runs.json run_id", self.runs.run_id, h["run_id"]),
-                  ("runs.json fixture_digest", self.runs.fixture_digest, h["fixture_digest"]),
-                  ("fixture.digest digest", self.fixture.get("digest"), h["fixture_digest"]),
-                  ("base.sig.json base_revision", self.base_sig.base_revision, h["base_revision"])]
-        for pid, rec in self.runs.runs.items():
-            checks += [(f"runs.json {pid} fixture_digest", rec.fixture_digest, h["fixture_digest"]),
-                       (f"runs.json {pid} base_revision", rec.base_revision, h["base_revision"])]
-        for rep in self.base_sig.replays:
-            checks += [(f"base.sig.json {rep.prop_id} fixture_digest", rep.fixture_digest,
-                        self.base_sig.fixture_digest),
-                       (f"base.sig.json {rep.prop_id} base_revision", rep.base_revision, h["base_revision"])]
-        for what, got, wanted in checks:
-            if got != wanted:
-                out.append(f"{self.label}: {what} {str(got)[:64]!r} differs from its shard.json's {str(wanted)[:64]!r}")
-        return out
+        """Where this shard's files disagree with its own ``shard.json``: ``shards.inconsistencies``."""
+        return shards.inconsistencies(self.label, self.header, ids, self.runs, self.base_sig, self.fixture)
 
     @property
     def label(self) -> str:
@@ -168,7 +142,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     wanted = set(ids)
     runs: dict[str, RunRecord] = {}
     replays: dict[str, list[ReplayRecord]] = {}  # every try of a property, from the shard that owns it
-    owner: dict[str, str] = {}
+    owner: dict[str, int] = {}
     items = 0
     phase_failures: list[str] = []
     fixture = dict(first.fixture)
@@ -181,7 +155,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
             elif pid not in s.header["properties"]:
                 problems.append(f"{s.label}: runs.json has a run of {pid}, which its shard.json does not list")
         for rep in s.base_sig.replays:
-            if rep.prop_id in own and owner.setdefault(rep.prop_id, s.where) == s.where:
+            if rep.prop_id in own and owner.setdefault(rep.prop_id, id(s)) == id(s):  # a directory given twice: once
                 replays.setdefault(rep.prop_id, []).append(rep)
         items += s.header["items"]
         phase_failures += [f"{s.label}: {f}" for f in s.header["phase_failures"]]
@@ -203,7 +177,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     score_run(ev, oracle_pack, parts, done, today)
     if problems:
         ev.notices += problems
+        ev.merge_problems = problems  # in the evidence: `verdict-gate audit` re-derives the outcome with them
         ev.outcome = "incomplete"
-        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
-        ev.why = f"the shards cannot be merged into one decision: {problems[0]}{more}"
+        ev.why = shards.merge_why(problems)
     return ev

@@ -167,7 +167,8 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             fresh_replay(ev, oracle_pack, done, scratch, progress, base_tree)
         if shard is not None:
             assert ev.shard is not None
-            ev.shard.update(items=done.items, phase_failures=list(done.phase_failures))
+            ev.shard.update(items=done.items, phase_failures=list(done.phase_failures),
+                            unreported=[pid for pid in ev.shard["properties"] if pid not in done.records])
             return ev
         score_run(ev, oracle_pack, parts, done, today)
         return ev
@@ -212,6 +213,7 @@ def load_pack(ev: Evidence, source: str, options: pack.PackOptions | None, polic
     ev.freeze_base = catalog.freeze_base
     ev.claimed = catalog.claimed
     ev.properties = catalog.by_id()
+    ev.oracle_files = dict(oracle_pack.texts)  # kept in the evidence: the decision is re-derived from it
     return oracle_pack
 
 
@@ -630,6 +632,11 @@ def score_run(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, done
     for failure in done.phase_failures:
         ev.notices.append(f"{failure}: outcome incomplete")
     ev.notices += [expiry_notice(f, days) for f, days in expiring(oracle_pack.ledger.freezes, today)]
+    # What the decision read that no other evidence file holds (docs/design.md §9.1: `verdict-gate audit`).
+    ev.ledger, ev.today, ev.ancestors, ev.items = ledger, today, ancestors, done.items
+    ev.phase_failures = list(done.phase_failures)
+    ev.unreported = [q.id for q in oracle_pack.catalog.properties
+                     if q.id not in parts.oracle_moved and q.id not in done.records]
     ev.verdicts = result.verdicts
     ev.why = result.promotion.why
     ev.outcome = result.outcome

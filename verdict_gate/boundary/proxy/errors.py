@@ -10,6 +10,7 @@ changes a signature, and the package re-exports each class under that name (pick
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import TypeVar
 
 PACKAGE = __name__.rpartition(".")[0]  # ``_verdict_gate_boundary.proxy`` in the oracle process
@@ -94,6 +95,11 @@ def candidate_error(exc: BaseException) -> BaseException:
 
 def control_flow(exc: BaseException) -> bool:
     """An exception the oracle raised in a callback that candidate code must not be able to swallow: an
-    assertion, a pytest outcome (``pytest.fail``, ``skip`` …), Hypothesis's control flow."""
-    return (isinstance(exc, AssertionError) or not isinstance(exc, Exception)
-            or type(exc).__name__ in ("UnsatisfiedAssumption", "Frozen", "StopTest"))
+    assertion, a pytest outcome (``pytest.fail``, ``skip`` …), Hypothesis's control flow (``StopTest`` is a
+    ``BaseException``; the others are its real classes as this process loaded them, never a class named like
+    one: the candidate's own arrives as a mirror)."""
+    if isinstance(exc, AssertionError) or not isinstance(exc, Exception):
+        return True
+    errors = sys.modules.get("hypothesis.errors")
+    kinds = [getattr(errors, name, None) for name in ("UnsatisfiedAssumption", "Frozen")]
+    return any(isinstance(kind, type) and isinstance(exc, kind) for kind in kinds)

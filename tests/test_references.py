@@ -139,6 +139,19 @@ class Base:
     def call_hook(self):
         return self.hook()
 
+class Path:
+    """tinydb's Query: every attribute name is a step of a path, a new instance of the same class."""
+    def __init__(self):
+        self.steps = ()
+    def __getattr__(self, name):
+        step = type(self)()
+        step.steps = self.steps + (name,)
+        return step
+    def __call__(self, doc):
+        for name in self.steps:
+            doc = doc[name]
+        return doc
+
 class Level(enum.Enum):
     LOW = "low"
     HIGH = "low"
@@ -656,6 +669,15 @@ def test_an_oracle_subclass_of_a_candidate_class_is_the_oracle_s(lib: Any) -> No
     assert calls == ["hook"]
     assert isinstance(mine, lib.Base) and isinstance(mine, Mine) and type(mine) is Mine
     assert issubclass(Mine, lib.Base) and type(mine).__name__ == "Mine"
+
+
+def test_an_oracle_subclass_of_a_class_that_answers_every_name_crosses(lib: Any) -> None:
+    class Mine(lib.Path):  # tinydb's test_subclass: a callable whose __getattr__ makes a new instance
+        def twice(self, doc: dict[str, Any]) -> Any:
+            return self(doc) * 2
+
+    step = Mine().a.b
+    assert type(step) is Mine and step.steps == ("a", "b") and step.twice({"a": {"b": 21}}) == 42
 
 
 def test_two_subclasses_in_one_file_are_each_their_own(lib: Any) -> None:

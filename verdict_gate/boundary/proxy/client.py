@@ -17,6 +17,7 @@ too (:attr:`Client.boundary`): the gate's failure, never the candidate's.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import subprocess
 import sys
@@ -684,8 +685,12 @@ class Client:
                 return {"o": desc}
         names = {}
         for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
+            # A function's or class's names are data; any other object's are read statically (what it or
+            # its class holds), never through its __getattr__: an oracle subclass of a candidate class
+            # would ask the candidate, whose answer (a new instance, tinydb's Query) is sent by reference again.
             try:
-                value = getattr(obj, attr, None) if callable(obj) else None
+                value = getattr(obj, attr, None) if isinstance(obj, _NAMED) else \
+                    inspect.getattr_static(obj, attr, None) if callable(obj) else None
             except Exception:
                 value = None
             if type(value) is str:
@@ -694,6 +699,9 @@ class Client:
             desc["n"] = names
         return {"o": desc}
 
+
+# Objects whose names are their own data (read with getattr); any other's are read statically (Client.reference).
+_NAMED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
 
 # The boundary package's directory: a frame there is the boundary's, never the oracle's line a limit was met at.
 _BOUNDARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

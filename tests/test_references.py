@@ -39,6 +39,12 @@ def echo(value):
 def apply(f, *args, **kwargs):
     return f(*args, **kwargs)
 
+def wrapped(f):
+    import functools
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+    return functools.update_wrapper(wrapper, f)
+
 def sort_by(items, key):
     return sorted(items, key=key)
 
@@ -678,6 +684,39 @@ def test_an_oracle_subclass_of_a_class_that_answers_every_name_crosses(lib: Any)
 
     step = Mine().a.b
     assert type(step) is Mine and step.steps == ("a", "b") and step.twice({"a": {"b": 21}}) == 42
+
+
+def test_an_oracle_subclass_calls_its_candidate_base_s_init_by_name(lib: Any) -> None:
+    class Mine(lib.Base):  # cachetools' TLRUTestCache: TLRUCache.__init__(self, ...)
+        def __init__(self, x: int) -> None:
+            lib.Base.__init__(self, x * 2)
+
+    assert Mine(2).double() == 8
+
+
+class _Holder:
+    rate = 3
+
+    def __init__(self) -> None:
+        self._secret = "s"
+
+    def get(self, n: int) -> int:
+        return n + self.rate
+
+
+def test_a_pack_function_reads_oracle_objects_in_the_oracle(lib: Any) -> None:
+    # A copy run in the worker would meet the boundary's refusals (a class's attribute, a private one): such a
+    # call is the original's, in the oracle, as plain Python runs it (cachetools' ``lambda cls: cls.cache``).
+    assert lib.apply(lambda cls: cls.rate, _Holder) == 3
+    assert lib.apply(lambda obj: obj._secret, _Holder()) == "s"
+    assert lib.apply(lambda n: n * 2, 21) == 42
+
+
+def test_a_candidate_decorator_wraps_an_oracle_method(lib: Any) -> None:
+    holder = _Holder()
+    holder.get.__func__.tag = "mine"  # type: ignore[attr-defined]
+    wrapped = lib.wrapped(holder.get)  # cachetools.cached(cache)(self.func): functools.update_wrapper
+    assert wrapped(1) == 4 and wrapped.__name__ == "get" and wrapped.tag == "mine"
 
 
 def test_two_subclasses_in_one_file_are_each_their_own(lib: Any) -> None:

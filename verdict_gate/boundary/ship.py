@@ -36,6 +36,7 @@ from typing import Any
 _FORBIDDEN = frozenset({"LOAD_ASSERTION_ERROR", "RAISE_VARARGS", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
                         "DELETE_DEREF", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "YIELD_VALUE", "GET_AWAITABLE",
                         "SETUP_ANNOTATIONS", "LOAD_BUILD_CLASS"})
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "LOAD_METHOD"})
 _NOT_PLAIN_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
 # Builtins a copy may not name: they reach files, code, other modules or this process's state.
 _IMPURE = frozenset({"eval", "exec", "compile", "open", "__import__", "input", "breakpoint", "exit", "quit", "help",
@@ -65,6 +66,8 @@ def _code_names(code: types.CodeType) -> tuple[frozenset[str], bool]:
     for ins in dis.get_instructions(code):
         if ins.opname in _FORBIDDEN:
             return frozenset(), False
+        if ins.opname in _ATTRIBUTE_OPS and str(ins.argval).startswith("_"):
+            return frozenset(), False  # a private or special attribute: refused of an oracle object in the worker
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
             names.add(ins.argval)
     for const in code.co_consts:
@@ -134,9 +137,12 @@ def body(fn: Any, roots: tuple[str, ...], stdlib_ref: Any) -> dict[str, Any] | N
             "n": fn.__name__, "q": fn.__qualname__, "m": fn.__module__ if type(fn.__module__) is str else None}
 
 
-def make(spec: dict[str, Any], resolve: Any) -> Any:
+def make(spec: dict[str, Any], resolve: Any, held: Any = None, call_back: Any = None) -> Any:
     """The worker's copy of an oracle function from its :func:`body` (values decoded already); ``resolve``:
-    ``[module, qualname] → object`` of this process.
+    ``[module, qualname] → object`` of this process. With ``held`` (``value → bool``: an oracle object the worker
+    holds by reference) and ``call_back`` (``(args, kwargs) → result``), a call whose arguments include an oracle
+    object is called back instead: the original reads that object in the oracle as plain Python would (a class's
+    attribute, ``lambda cls: cls.cache``), where the copy would meet the boundary's refusals.
 
     Raises:
         ValueError: a body of an unknown shape."""
@@ -162,7 +168,16 @@ def make(spec: dict[str, Any], resolve: Any) -> Any:
             fn.__module__ = str(spec["m"])
     except (KeyError, TypeError, ValueError, EOFError, ImportError, AttributeError) as exc:
         raise ValueError(f"an oracle function's copy of an unknown shape ({type(exc).__name__}: {exc})") from None
-    return fn
+    if held is None or call_back is None:
+        return fn
+
+    @functools.wraps(fn)
+    def copy(*args: Any, **kwargs: Any) -> Any:
+        if any(held(a) for a in args) or any(held(v) for v in kwargs.values()):
+            return call_back(args, kwargs)
+        return fn(*args, **kwargs)
+
+    return copy
 
 
 assert sys.version_info >= (3, 11)

@@ -392,8 +392,10 @@ def _delattr(client: Client, obj: Any, do: str, args: list[Any], kwargs: dict[st
 def _oracle_function(obj: Any) -> bool:
     """A function of the oracle's (a test's helper, a lambda): its attributes are data candidate code may read
     and set, as a decorator does (jmespath's ``@signature(...)`` sets ``func.signature``); its code, globals,
-    closure and defaults never cross."""
-    return type(obj) is types.FunctionType
+    closure and defaults never cross. A method bound to an object is its function's (``functools.update_wrapper``
+    of ``self.func`` reads the function's ``__dict__``, as Python's method does)."""
+    return type(obj) is types.FunctionType or (type(obj) is types.MethodType and
+                                               type(obj.__func__) is types.FunctionType)
 
 
 # A function's data besides its __dict__ that functools.update_wrapper sets (its name, its docstring).

@@ -295,7 +295,8 @@ class Values:
             return copy
         if isinstance(p, dict) and "fn" in p:  # a pure function of the oracle's, run here as a copy (ship.py)
             try:
-                copy = ship.make(self.decode(p["fn"]), self._resolve_ref)
+                copy = ship.make(self.decode(p["fn"]), self._resolve_ref, lambda v: isinstance(v, OracleRef),
+                                 lambda args, kwargs: worker.callback(rid, "call", list(args), {"kw": kwargs}))
             except ValueError as exc:
                 raise codec.ProtocolError(str(exc)) from None
             worker.shipped[rid], worker.shipped_ids[id(copy)] = copy, rid

@@ -136,6 +136,9 @@ def raise_coded(code):
     raise Coded(code)
 
 class Base:
+    @classmethod
+    def make(cls, x):
+        return cls(x)
     def __init__(self, x):
         self.x = x
     def double(self):
@@ -157,6 +160,14 @@ class Path:
         for name in self.steps:
             doc = doc[name]
         return doc
+
+class Keyed:
+    """python-semver's Version: equal to a dict it can be built from (``Version(**other)``)."""
+    def __eq__(self, other):
+        return isinstance(other, dict) and Keyed.build(**other)
+    @staticmethod
+    def build(**fields):
+        return fields == {"a": 1}
 
 class Level(enum.Enum):
     LOW = "low"
@@ -216,6 +227,9 @@ def store_via(get, key):
 
 def stash(obj, name, value):
     return obj.__dict__.setdefault(name, value)  # writes the instance's own dict, as cachetools' descriptors do
+
+def put(obj, name, value):
+    setattr(obj, name, value)
 
 def is_class(obj):
     return isinstance(obj, type)
@@ -694,6 +708,23 @@ def test_an_oracle_subclass_calls_its_candidate_base_s_init_by_name(lib: Any) ->
     assert Mine(2).double() == 8
 
 
+def test_super_from_a_classmethod_of_an_oracle_subclass_is_the_candidate_s(lib: Any) -> None:
+    class Mine(lib.Base):  # python-semver's test_subclass: super().parse(version[1:])
+        @classmethod
+        def make(cls, x: int) -> Any:
+            return super().make(x + 1)
+
+    made = Mine.make(1)
+    assert type(made) is Mine and made.double() == 4
+
+
+def test_a_probe_the_candidate_cannot_answer_is_no_lie(lib: Any) -> None:
+    # The probe's fresh dict has a key no keyword can be: Keyed.build(**it) raises, which says nothing of a lie.
+    assert lib.Keyed() == {"a": 1}
+    assert not (lib.Keyed() != {"a": 1})  # noqa: SIM202 (the candidate's __ne__, as Python derives it)
+    assert lib.Keyed() != {"b": 1}
+
+
 class _Holder:
     rate = 3
 
@@ -1106,7 +1137,7 @@ class Holder:
 @pytest.mark.parametrize(("name", "do"), [
     ("__globals__", "getattr"), ("__code__", "getattr"), ("__closure__", "getattr"), ("__class__", "getattr"),
     ("__self__", "getattr"), ("__dict__", "getattr"), ("__module__", "getattr"), ("SECRET", "global"),
-    ("__subclasses__", "getattr"), ("f_back", "getattr"), ("public", "setattr"),
+    ("__subclasses__", "getattr"), ("f_back", "getattr"),
 ])
 def test_a_hostile_worker_gets_only_the_protocol_of_an_oracle_function(lib: Any, name: str, do: str) -> None:
     def f() -> int:
@@ -1114,6 +1145,18 @@ def test_a_hostile_worker_gets_only_the_protocol_of_an_oracle_function(lib: Any,
 
     verdict, _detail = lib.forge(f, do, name)
     assert verdict == "refused", _detail
+
+
+def test_candidate_code_sets_an_attribute_of_an_oracle_function_the_function_type_lacks(lib: Any) -> None:
+    def f() -> int:
+        return 1
+
+    lib.put(f, "signature", ["number"])  # jmespath's @signature(...) on a test's function: data
+    assert f.signature == ["number"]  # type: ignore[attr-defined]
+    # A callable under a name no function has is the candidate's own addition (nothing of the oracle's runs it
+    # believing it its own); over a name the object's class defines it is refused (the attack corpus's cases).
+    lib.put(f, "helper", lib.echo)
+    assert f.helper(5) == 5  # type: ignore[attr-defined]
 
 
 def test_a_hostile_worker_reads_only_public_attributes_of_a_tests_own_instance(lib: Any) -> None:

@@ -137,12 +137,11 @@ def body(fn: Any, roots: tuple[str, ...], stdlib_ref: Any) -> dict[str, Any] | N
             "n": fn.__name__, "q": fn.__qualname__, "m": fn.__module__ if type(fn.__module__) is str else None}
 
 
-def make(spec: dict[str, Any], resolve: Any, held: Any = None, call_back: Any = None) -> Any:
+def make(spec: dict[str, Any], resolve: Any) -> Any:
     """The worker's copy of an oracle function from its :func:`body` (values decoded already); ``resolve``:
-    ``[module, qualname] → object`` of this process. With ``held`` (``value → bool``: an oracle object the worker
-    holds by reference) and ``call_back`` (``(args, kwargs) → result``), a call whose arguments include an oracle
-    object is called back instead: the original reads that object in the oracle as plain Python would (a class's
-    attribute, ``lambda cls: cls.cache``), where the copy would meet the boundary's refusals.
+    ``[module, qualname] → object`` of this process. The worker calls it in place of a callback only where no
+    argument is an oracle object (``worker.refs``): the original reads such an object in the oracle as plain
+    Python would (a class's attribute, ``lambda cls: cls.cache``), where the copy would meet the boundary.
 
     Raises:
         ValueError: a body of an unknown shape."""
@@ -168,16 +167,7 @@ def make(spec: dict[str, Any], resolve: Any, held: Any = None, call_back: Any = 
             fn.__module__ = str(spec["m"])
     except (KeyError, TypeError, ValueError, EOFError, ImportError, AttributeError) as exc:
         raise ValueError(f"an oracle function's copy of an unknown shape ({type(exc).__name__}: {exc})") from None
-    if held is None or call_back is None:
-        return fn
-
-    @functools.wraps(fn)
-    def copy(*args: Any, **kwargs: Any) -> Any:
-        if any(held(a) for a in args) or any(held(v) for v in kwargs.values()):
-            return call_back(args, kwargs)
-        return fn(*args, **kwargs)
-
-    return copy
+    return fn
 
 
 assert sys.version_info >= (3, 11)

@@ -252,14 +252,13 @@ class _Inherited:
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
+            if owner is not None and owner.__dict__.get("_vg_oracle") and self.name in _over_of(owner):
+                # super().parse(…) from a classmethod of the oracle's class: the candidate's, bound to its shadow
+                return _home(owner)[0].request({"op": GETATTR, "obj": class_target(owner), "name": self.name,
+                                                "inh": True})
             return _class_attribute(owner, self.name)
         client = instance._vg_client
-        over: Any = ()
-        for klass in type(instance).__mro__:
-            if klass.__dict__.get("_vg_over") is not None:
-                over = klass.__dict__["_vg_over"]
-                break
-        inherited = self.name in over
+        inherited = self.name in _overrides_of(instance)
         return client.request({"op": GETATTR, "obj": instance._vg_target(), "name": self.name,
                                **({"inh": True} if inherited else {})})
 
@@ -268,12 +267,17 @@ def _class_attribute(owner: type, name: str) -> Any:
     """``Class.name`` of a name the candidate's class defines itself (``TLRUCache.__init__(self, …)`` from a test's
     subclass): the worker's, special names included; :meth:`ProxyType.__getattr__` answers the rest."""
     if not (name.startswith("__") and name.endswith("__")):
-        return ProxyType.__getattr__(owner, name)
+        return ProxyType.__getattr__(owner, name)  # type: ignore[arg-type]
     return _home(owner)[0].request({"op": GETATTR, "obj": class_target(owner), "name": name})
 
 
 def _overrides_of(instance: Any) -> Any:
-    for klass in type(instance).__mro__:
+    return _over_of(type(instance))
+
+
+def _over_of(cls: type) -> Any:
+    """The names the oracle classes in ``cls``'s method resolution order define (``_vg_over``), or none."""
+    for klass in cls.__mro__:
         over = klass.__dict__.get("_vg_over")
         if over is not None:
             return over

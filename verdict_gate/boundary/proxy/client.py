@@ -679,10 +679,9 @@ class Client:
         desc: dict[str, Any] = {"id": rid, "c": callbacks.caps(obj)}
         if type(obj) is types.FunctionType and rid not in self.shipped:
             copy = ship.body(obj, tuple(self.oracle_roots), translate.stdlib_ref)
-            if copy is not None:  # a pure function of the pack's: the worker runs a copy (ship.py says why)
+            if copy is not None:  # a pure function of the pack's: the worker calls a copy (ship.py says why)
                 desc["fn"] = self.encode(copy)
                 self.shipped.add(rid)
-                return {"o": desc}
         names = {}
         for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
             # A function's or class's names are data; any other object's are read statically (what it or

@@ -542,7 +542,12 @@ def probe_equal(handle: Handle, name: str, value: Any, truthy: bool = False) -> 
     (:class:`LyingEquality`). Only where the oracle's own code asks (:func:`_judged`)."""
     if not _judged(handle._vg_client):
         return
-    again = handle._vg_op(name, _differing(value))
+    try:
+        again = handle._vg_op(name, _differing(value))
+    except Exception as exc:  # the question about the fresh value raised (semver's Version(**a_dict)): no answer,
+        if getattr(exc, "__verdict_gate_origin__", None) != "candidate":  # no lie; the test goes on as it would
+            raise
+        return
     lied = bool(again) if truthy or isinstance(again, Handle) else again is (name != "__ne__")
     if lied:
         what = {"__eq__": "equal to", "__ne__": "not unequal to", "__contains__": "holding"}[name]

@@ -35,7 +35,7 @@ class OracleRef:
     answer as they would for the object itself."""
 
     __slots__ = ("_vg_id", "_vg_worker", "_vg_info", "_vg_buffer", "_vg_drain", "_vg_iterated", "_vg_ahead",
-                 "_vg_ra", "__weakref__")
+                 "_vg_ra", "_vg_copy", "__weakref__")
 
     def __init__(self, worker: Worker, rid: int, info: dict[str, Any]) -> None:
         object.__setattr__(self, "_vg_id", rid)
@@ -46,6 +46,7 @@ class OracleRef:
         object.__setattr__(self, "_vg_iterated", False)
         object.__setattr__(self, "_vg_ahead", False)  # whether the buffer was read ahead (see _next)
         object.__setattr__(self, "_vg_ra", READ_AHEAD_FIRST)  # items the next read ahead asks for; 0: never
+        object.__setattr__(self, "_vg_copy", None)  # a pure oracle function's copy, called here (ship.py)
 
     def _vg(self, do: str, *args: Any, **extra: Any) -> Any:
         object.__setattr__(self, "_vg_iterated", False)
@@ -150,6 +151,10 @@ class _NotASignature:
 
 
 def _call(self: OracleRef, *args: Any, **kwargs: Any) -> Any:
+    copy = self._vg_copy
+    if copy is not None and not any(isinstance(a, OracleRef) for a in args) and \
+            not any(isinstance(v, OracleRef) for v in kwargs.values()):
+        return copy(*args, **kwargs)  # a pure function's copy: what the oracle's would return (ship.py)
     return self._vg_worker.callback(self._vg_id, "call", list(args), {"kw": kwargs})
 
 

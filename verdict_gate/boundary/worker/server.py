@@ -131,8 +131,6 @@ class Worker:
         self.out, self.err = _Output("stdout"), _Output("stderr")
         self.random_saved: list[Any] = []  # this process's random states before the oracle's seedings
         self.shadows = Shadows(self)  # the oracle's classes that derive from candidate classes, and their instances
-        self.shipped: dict[int, Any] = {}  # reference id → the copy of a pure oracle function (ship.py)
-        self.shipped_ids: dict[int, int] = {}
         # What the test changes of its process, followed here (docs/design.md §8.1): this process's own state
         # before any change, and the environment names changed so far.
         self.env_own = dict(os.environ)

@@ -103,18 +103,22 @@ class Shadows:
 
 
 def inherited(obj: Any, name: str, shadows: Shadows) -> Any:
-    """``name`` of ``obj`` as its first class that is not a shadow defines it (``super()`` from the oracle's
-    class: the candidate's implementation, never the stub that would call the oracle back), bound to ``obj``.
+    """``name`` of ``obj`` (an instance, or a class) as its first class that is not a shadow defines it
+    (``super()`` from the oracle's class: the candidate's implementation, never the stub that would call the oracle
+    back), bound to ``obj``.
 
     Raises:
         AttributeError: no such class defines it."""
-    for klass in type(obj).__mro__:
+    owner = obj if isinstance(obj, type) else type(obj)  # a class: super().parse(…) from a classmethod
+    for klass in owner.__mro__:
         if shadows.is_shadow(klass):
             continue
         found = vars(klass).get(name, _MISSING)
         if found is not _MISSING:
             get = getattr(type(found), "__get__", None)
-            return get(found, obj, type(obj)) if get is not None else found
+            if get is None:
+                return found
+            return get(found, None, obj) if obj is owner else get(found, obj, owner)
     raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
 
 

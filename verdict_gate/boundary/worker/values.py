@@ -76,10 +76,6 @@ class Values:
                 return {"o": shadows.classes[id(value)][1]._vg_id}
             if shadows.oracle_class(cls) is not None:  # an instance of it: its oracle twin
                 return {"o": shadows.twin(value)._vg_id}
-        if cls is types.FunctionType:
-            rid = self.worker.shipped_ids.get(id(value))
-            if rid is not None and self.worker.shipped.get(rid) is value:
-                return {"o": rid}  # the copy of an oracle function: the oracle's own again
         if isinstance(value, BaseException):  # an exception as a value (a handler's argument): as data
             return {"xv": self.exception(value)}
         if isinstance(value, type):
@@ -290,22 +286,16 @@ class Values:
     def _reference(self, p: Any) -> Any:
         worker = self.worker
         rid = int(p["id"]) if isinstance(p, dict) else int(p)
-        copy = worker.shipped.get(rid)
-        if copy is not None:
-            return copy
-        if isinstance(p, dict) and "fn" in p:  # a pure function of the oracle's, run here as a copy (ship.py)
-            try:
-                copy = ship.make(self.decode(p["fn"]), self._resolve_ref, lambda v: isinstance(v, OracleRef),
-                                 lambda args, kwargs: worker.callback(rid, "call", list(args), {"kw": kwargs}))
-            except ValueError as exc:
-                raise codec.ProtocolError(str(exc)) from None
-            worker.shipped[rid], worker.shipped_ids[id(copy)] = copy, rid
-            return copy
         ref = worker.refs.get(rid)
         if ref is None:
             if not isinstance(p, dict):
                 raise codec.ProtocolError("a reference to an oracle object this worker never received")
             ref = ref_class(frozenset(str(c) for c in p.get("c") or ()))(worker, rid, p)
+            if "fn" in p:  # a pure function of the oracle's: its calls run here, on a copy (ship.py)
+                try:
+                    object.__setattr__(ref, "_vg_copy", ship.make(self.decode(p["fn"]), self._resolve_ref))
+                except ValueError as exc:
+                    raise codec.ProtocolError(str(exc)) from None
             worker.refs[rid] = ref
             if rid in worker.released:  # an earlier proxy of it died, its release not sent yet: keep it
                 worker.released.remove(rid)

@@ -202,6 +202,11 @@ class _Counterfeit(Price):
 TABLE = {"a": 1}
 NAMES = {"x"}
 
+NESTED = [[1], [2]]
+
+def nested_repr():
+    return repr(NESTED)
+
 def table():
     return dict(TABLE)
 
@@ -1084,6 +1089,8 @@ def test_module_containers_are_live_and_module_attributes_can_be_patched(lib: An
     assert lib.table() == {"a": 1, "b": 2}  # the candidate's own dict changed
     lib.NAMES.add("y")
     assert {"x", "y"} == lib.NAMES and "y" in lib.NAMES
+    lib.NESTED[-1].append(lib.NESTED)  # sortedcontainers' test_repr_recursion: an item of a live list is live
+    assert lib.nested_repr() == "[[1], [2, [...]]]"
     monkeypatch.setattr(lib, "hook_value", lambda: 99)
     assert lib.call_hook_value() == 99  # candidate code calls the oracle's replacement back
     monkeypatch.undo()

@@ -454,6 +454,11 @@ class Worker:
             return method(self.decode(req["arg"])) if "arg" in req else method()
         if name in _UNARY:
             return _UNARY[name](obj)
+        if name == "__getitem__" and type(obj) in (list, dict):
+            # An item of a container held live is live too: ``sl._lists[-1].append(x)`` changes the candidate's
+            # own inner list, as in one process.
+            key = self.decode(req["arg"])
+            return obj[key] if isinstance(key, slice) else _Live(obj[key])  # a slice is a new list, as in Python
         if name in _BINARY:
             return _BINARY[name](obj, self.decode(req["arg"]))
         special = _SPECIAL.get(name)

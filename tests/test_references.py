@@ -748,6 +748,23 @@ def test_a_pack_function_reads_oracle_objects_in_the_oracle(lib: Any) -> None:
     assert lib.apply(lambda n: n * 2, 21) == 42
 
 
+FACTOR = 2
+
+
+def test_a_pack_function_sees_its_variables_as_they_are_when_it_is_called(lib: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    mutable = 5
+    # The candidate holds the function (tinydb's query in its cache: test_query_cache_with_mutable_callable).
+    increase = lib.wrapped(lambda x: x + mutable)
+    assert increase(1) == 6
+    mutable = 10
+    assert increase(1) == 11  # the enclosing function rebound it: a copy would still see 5
+    scale = lib.wrapped(lambda x: x * FACTOR)
+    assert scale(3) == 6
+    monkeypatch.setattr(sys.modules[__name__], "FACTOR", 3)
+    assert scale(3) == 9  # the module's constant, rebound
+
+
 def test_a_candidate_decorator_wraps_an_oracle_method(lib: Any) -> None:
     holder = _Holder()
     holder.get.__func__.tag = "mine"  # type: ignore[attr-defined]

@@ -4,16 +4,20 @@ A key function, a predicate or a mapping a test hands to candidate code (``Sorte
 ``map_values(lambda x: x + 1, d)``) would otherwise be called back across the boundary once per item: 40 µs
 a call where plain Python takes 0.1 µs. A function whose result depends on its arguments and on values that
 cannot change is sent to the worker once, as a copy, and runs there. A copy hands the candidate nothing of
-the judge: its code is the pack's own (the candidate can read the pack's sources anyway), its closure and
-globals are immutable values or the standard library's own names, and it holds no reference back into the
+the judge: its code is the pack's own (the candidate can read the pack's sources anyway), its globals are
+builtins or the standard library's own names, its defaults immutable values, and it holds no reference back into the
 oracle process. What the candidate does with the copy (rebind its globals, never call it) is what it could do
 with the results of a callback. Anything else stays in the oracle and is called back:
 
 - an ``assert`` or a ``raise`` anywhere in it (a failed assertion must reach the oracle, never a candidate
   ``except``; an exception the oracle raises is the oracle's own object);
 - a write to a global or to a variable of an enclosing function, an import, a ``yield``;
-- a global that is not a builtin, a module or function of the standard library, or an immutable value;
-- a closure cell, default or keyword default that is not an immutable value;
+- a global that is not a builtin, a module or function of the standard library (a module's constant may be
+  rebound, ``monkeypatch.setattr(tests, "FACTOR", 3)``, and the copy would keep the old one);
+- a closure (its enclosing function may rebind the variable later: tinydb's ``mutable = 10``);
+- a default or keyword default that is not an immutable value;
+- a private or special attribute name (``self.__get``): the copy would meet the boundary's refusal where the
+  original reads an object of the oracle's;
 - function attributes of its own, or code that is not the pack's.
 
 The same checks run on every nested code object (a lambda inside a lambda). Both sides run the same
@@ -83,14 +87,12 @@ def _code_names(code: types.CodeType) -> tuple[frozenset[str], bool]:
 
 def _global(name: str, namespace: dict[str, Any], stdlib_ref: Any) -> list[Any] | None:
     """How the worker binds one global of a copy: ``["b"]`` its own builtin, ``["m", module]`` its own module,
-    ``["r", [module, qualname]]`` its own function or class, ``["v", value]`` the value; ``None``: not allowed."""
+    ``["r", [module, qualname]]`` its own function or class; ``None``: not allowed."""
     if name not in namespace:
         return ["b"] if hasattr(builtins, name) and name not in _IMPURE else None
     value = namespace[name]
     if isinstance(value, types.ModuleType):
         return ["m", value.__name__] if value.__name__ in PURE_MODULES else None
-    if _immutable(value):
-        return ["v", value]
     ref = stdlib_ref(value)
     if ref is not None and ref[0].partition(".")[0] in PURE_MODULES | {"builtins"} and \
             ref[1].partition(".")[0] not in _IMPURE:
@@ -114,15 +116,8 @@ def body(fn: Any, roots: tuple[str, ...], stdlib_ref: Any) -> dict[str, Any] | N
     names, ok = _code_names(code)
     if not ok:
         return None
-    cells = []
-    for cell in fn.__closure__ or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            return None
-        if not _immutable(value):
-            return None
-        cells.append(value)
+    if fn.__closure__:  # a variable of an enclosing function: rebound there later (tinydb's ``mutable = 10``)
+        return None
     defaults = fn.__defaults__ or ()
     kwdefaults = fn.__kwdefaults__ or {}
     if not all(_immutable(v) for v in (*defaults, *kwdefaults.values())):
@@ -133,7 +128,7 @@ def body(fn: Any, roots: tuple[str, ...], stdlib_ref: Any) -> dict[str, Any] | N
         if how is None:
             return None
         bound.append([name, *how])
-    return {"code": marshal.dumps(code), "g": bound, "cl": cells, "d": list(defaults), "kd": dict(kwdefaults),
+    return {"code": marshal.dumps(code), "g": bound, "d": list(defaults), "kd": dict(kwdefaults),
             "n": fn.__name__, "q": fn.__qualname__, "m": fn.__module__ if type(fn.__module__) is str else None}
 
 
@@ -157,10 +152,9 @@ def make(spec: dict[str, Any], resolve: Any) -> Any:
                 namespace[name] = importlib.import_module(str(rest[0]))
             elif how == "r":
                 namespace[name] = resolve(rest[0])
-            elif how == "v":
-                namespace[name] = rest[0]
-        closure = tuple(types.CellType(v) for v in spec["cl"]) or None
-        fn = types.FunctionType(code, namespace, str(spec["n"]), tuple(spec["d"]) or None, closure)
+        if code.co_freevars:
+            raise ValueError("a copy has no closure")
+        fn = types.FunctionType(code, namespace, str(spec["n"]), tuple(spec["d"]) or None)
         fn.__kwdefaults__ = dict(spec["kd"]) or None
         fn.__qualname__ = str(spec["q"])
         if spec.get("m"):

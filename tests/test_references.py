@@ -748,6 +748,19 @@ def test_a_pack_function_reads_oracle_objects_in_the_oracle(lib: Any) -> None:
     assert lib.apply(lambda n: n * 2, 21) == 42
 
 
+def test_a_candidate_function_can_be_introspected_and_patched(lib: Any) -> None:
+    import inspect
+    from unittest import mock
+
+    assert not inspect.iscoroutinefunction(lib.echo)  # reads __code__.co_flags (python-semver's cli test)
+    assert lib.echo.__code__.co_name == "echo" and lib.apply.__defaults__ is None
+    with pytest.raises(TypeError):
+        exec(lib.echo.__code__)  # a handle to the candidate's code, never code this process runs
+    with mock.patch.object(lib, "echo") as mocked:
+        lib.apply(lib.echo, 1)
+    mocked.assert_called_once_with(1)
+
+
 FACTOR = 2
 
 

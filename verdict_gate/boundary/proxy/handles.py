@@ -82,8 +82,8 @@ class Handle:
             # What the worker's inspect.signature() says of the candidate's callable (toolz's Compose has a
             # __signature__ of its own): the oracle's inspect.signature() stops here and returns it.
             return self._vg_client.request({"op": SIGNATURE, "obj": self._vg_target()})
-        if name.startswith("__") and name.endswith("__") and \
-                name not in ("__name__", "__qualname__", "__wrapped__", "__self__", "__func__"):
+        if name.startswith("__") and name.endswith("__") and name not in _OPEN and \
+                not (name in _FUNCTION_PARTS and self._vg_desc.get("k") == "fn"):
             raise AttributeError(name)
         value = self._vg_client.request({"op": GETATTR, "obj": self._vg_target(), "name": name})
         if self._vg_client.enum_alias(value, name, self._vg_desc):
@@ -554,6 +554,15 @@ def probe_equal(handle: Handle, name: str, value: Any, truthy: bool = False) -> 
         raise candidate_error(LyingEquality(
             f"lying_equality: the candidate's {handle._vg_type()} is {what} both {_short(value)} and a fresh value "
             f"that differs from it ({name} answers yes to anything)"))
+
+
+# Special attributes a handle answers from the worker: names, and what wraps what. Others (``__reduce_ex__``,
+# ``__deepcopy__`` …) are protocols Python looks up on the class, answered there or not at all.
+_OPEN = frozenset({"__name__", "__qualname__", "__wrapped__", "__self__", "__func__"})
+# A candidate function's parts, for introspection (inspect.iscoroutinefunction reads ``__code__.co_flags``): handles
+# to the candidate's own objects, never code this process could run (exec of a handle is a TypeError).
+_FUNCTION_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__annotations__", "__closure__",
+                             "__globals__", "__dict__", "__type_params__"})
 
 
 def _short(value: Any) -> str:

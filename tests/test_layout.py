@@ -15,7 +15,8 @@ written into the tree):
 - ``report/`` renders: it never imports ``run/``, ``pack/``, ``github/`` or the commands;
 - ``verdict_gate_plugin.py`` imports nothing of ``verdict_gate``;
 - no import circles among the package's modules (imports inside functions count too; imports for typing
-  only do not), nor among its folders (``host/`` and ``pack/``, say: each of the root's modules stands alone).
+  only do not), nor among its folders (``host/`` and ``pack/``, say: each of the root's modules stands alone);
+- no file of the package over 800 lines, no function over 80.
 """
 
 from __future__ import annotations
@@ -208,6 +209,24 @@ def folder_graph(graph: dict[str, set[str]], packages: set[str], root: str = "ve
     return found
 
 
+MAX_FILE_LINES = 800
+MAX_FUNCTION_LINES = 80
+
+
+def size_problems(source: str, where: str) -> list[str]:
+    """A file over :data:`MAX_FILE_LINES` lines, a function (or method) over :data:`MAX_FUNCTION_LINES`."""
+    problems = []
+    lines = source.count("\n") + (not source.endswith("\n") and bool(source))
+    if lines > MAX_FILE_LINES:
+        problems.append(f"{where}: {lines} lines, over {MAX_FILE_LINES}")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                problems.append(f"{where}:{node.lineno} {node.name} is {length} lines, over {MAX_FUNCTION_LINES}")
+    return problems
+
+
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every import circle of ``graph`` (module → the package modules it imports), as the modules of each
     strongly connected component of more than one module (Tarjan), sorted."""
@@ -352,6 +371,12 @@ def test_no_import_circles_between_folders() -> None:
     assert circles(folder_graph(import_graph(sources), packages)) == []
 
 
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=_ids(sorted(PACKAGE.rglob("*.py"))))
+def test_small_modules_and_functions(path: Path) -> None:
+    problems = size_problems(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not problems, "\n".join(problems)
+
+
 # --- each rule fails on a planted violation ------------------------------------------------------
 
 PLANTED_IMPURE = [
@@ -460,6 +485,14 @@ def test_a_typing_only_import_makes_no_circle() -> None:
     sources["verdict_gate.boundary.proxy.handles"] = ("from .client import Client\n", False)
     assert circles(import_graph(sources)) == [["verdict_gate.boundary.proxy.client",
                                                 "verdict_gate.boundary.proxy.handles"]]
+
+
+def test_the_size_rule_fails_on_a_planted_violation() -> None:
+    long_function = "def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES
+    assert size_problems(long_function, "x.py") == [f"x.py:1 f is {MAX_FUNCTION_LINES + 1} lines, over 80"]
+    assert size_problems("def f():\n" + "    x = 1\n" * (MAX_FUNCTION_LINES - 1), "x.py") == []
+    assert size_problems("x = 1\n" * (MAX_FILE_LINES + 1), "x.py") == [f"x.py: {MAX_FILE_LINES + 1} lines, over 800"]
+    assert size_problems("x = 1\n" * MAX_FILE_LINES, "x.py") == []
 
 
 def test_cli_only_parses_and_dispatches() -> None:

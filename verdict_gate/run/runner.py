@@ -282,26 +282,7 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     ini.write_text("[pytest]\n", encoding="utf-8")
     results: dict[str, dict[str, Any]] = {}
     tally = _Tally(len(props))
-    work: list[tuple[str, list[Property]]] = []
-    methods: dict[str, str] = {}
-    for level, group in isolation_groups(props):
-        if level != "none":
-            try:
-                methods[level] = isolation_host.method(level)
-                if methods[level] in METHODS["sandbox"] and isolation_host.own_uid_works():
-                    # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
-                    # its temp dir inside the gate's private work dirs (Landlock and the mounts, not file modes,
-                    # fence the rest).
-                    workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
-            except Unavailable as exc:
-                tally.report(progress, f"isolation {level} is unavailable here: {len(group)} propert"
-                                       f"{'y' if len(group) == 1 else 'ies'} not run", len(group))
-                for prop in group:
-                    results[prop.id] = _synthetic(prop, "fail", "verdict_gate.IsolationUnavailable", str(exc),
-                                                  {"level": level, "method": "unavailable", "fences": {},
-                                                   "why": str(exc)})
-                continue
-        work += [(level, share) for share in shares(group, jobs)]
+    work, methods = _plan(props, ws, jobs, progress, tally, results)
     cpus = _cpus()
     attempts = iter(range(1, 1_000_000))
     lock = threading.Lock()
@@ -329,23 +310,59 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
         return mine, failures
 
     phase_failures: list[str] = []
-    if len(work) <= 1 or jobs <= 1:
-        done = [run_share(i, level, share) for i, (level, share) in enumerate(work)]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
-            try:
-                done = list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
-            except BaseException:
-                stop.set()  # Ctrl-C, SIGTERM, an error: the other shares stop now, not after their last property
-                raise
+    done = _run_shares(work, run_share, jobs, stop)
     if stop.is_set():
         raise Cancelled("the run was cancelled")
     for mine, failures in done:
         results.update(mine)
         phase_failures += failures
     return RawResults(results, phase_failures)
+
+
+def _plan(props: Sequence[Property], ws: Workspace, jobs: int, progress: Progress, tally: _Tally,
+          results: dict[str, dict[str, Any]]) -> tuple[list[tuple[str, list[Property]]], dict[str, str]]:
+    """The shares to run, ``(level, properties)``, and the method of each level, chosen once here. A level the
+    host cannot give fails its properties in ``results`` now, before anything runs (verdict V17)."""
+    work: list[tuple[str, list[Property]]] = []
+    methods: dict[str, str] = {}
+    for level, group in isolation_groups(props):
+        if level != "none":
+            try:
+                methods[level] = isolation_host.method(level)
+                if methods[level] in METHODS["sandbox"] and isolation_host.own_uid_works():
+                    # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
+                    # its temp dir inside the gate's private work dirs (Landlock and the mounts, not file modes,
+                    # fence the rest).
+                    workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
+            except Unavailable as exc:
+                tally.report(progress, f"isolation {level} is unavailable here: {len(group)} propert"
+                                       f"{'y' if len(group) == 1 else 'ies'} not run", len(group))
+                for prop in group:
+                    results[prop.id] = _synthetic(prop, "fail", "verdict_gate.IsolationUnavailable", str(exc),
+                                                  {"level": level, "method": "unavailable", "fences": {},
+                                                   "why": str(exc)})
+                continue
+        work += [(level, share) for share in shares(group, jobs)]
+    return work, methods
+
+
+Share = Callable[[int, str, list[Property]], tuple[dict[str, dict[str, Any]], list[str]]]
+
+
+def _run_shares(work: Sequence[tuple[str, list[Property]]], run_share: Share, jobs: int,
+                stop: threading.Event) -> list[tuple[dict[str, dict[str, Any]], list[str]]]:
+    """Each share's results and phase failures, its process (or processes) run by ``run_share``: one after another,
+    or ``jobs`` at once on threads."""
+    if len(work) <= 1 or jobs <= 1:
+        return [run_share(i, level, share) for i, (level, share) in enumerate(work)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
+        try:
+            return list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
+        except BaseException:
+            stop.set()  # Ctrl-C, SIGTERM, an error: the other shares stop now, not after their last property
+            raise
 
 
 def placement(cpus: Sequence[int], index: int, at_once: int) -> tuple[int | None, int | None]:

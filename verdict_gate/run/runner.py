@@ -37,6 +37,7 @@ from verdict_gate.boundary.fence import host as isolation_host
 from verdict_gate.boundary.fence import reap
 from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.boundary.fence.policy import LEVELS, METHODS, worker_uids
+from verdict_gate.boundary.spec import IsolationSpec, PropertySpec, RunSpec
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import workdir
@@ -410,26 +411,26 @@ SPIN_S = 0.002
 
 
 def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None,
-                    worker_cpu: int | None = None, method: str | None = None) -> dict[str, Any]:
-    return {
-        "level": level,
-        "method": method,  # chosen once per run (fence.host.method): the oracle process does not probe again
-        "userns": isolation_host.bwrap_userns() if method == "bwrap" else None,
-        "own_uid": isolation_host.own_uid_works() if method in METHODS["sandbox"] else False,
+                    worker_cpu: int | None = None, method: str | None = None) -> IsolationSpec:
+    return IsolationSpec(
+        level=level,
+        method=method,  # chosen once per run (fence.host.method): the oracle process does not probe again
+        userns=isolation_host.bwrap_userns() if method == "bwrap" else None,
+        own_uid=isolation_host.own_uid_works() if method in METHODS["sandbox"] else False,
         # See placement(): one CPU for both, or with CPUs to spare one each, polling.
-        "cpu": cpu,
-        "worker_cpu": worker_cpu,
-        "spin_s": SPIN_S if worker_cpu is not None else 0.0,
+        cpu=cpu,
+        worker_cpu=worker_cpu,
+        spin_s=SPIN_S if worker_cpu is not None else 0.0,
         # One answer (an import at collection, when no property timeout runs yet) may take this long.
-        "answer_timeout": max(p.timeout for p in props),
-        "cwd": str(ws.tree_dir),
-        "readonly": [str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
-        "scratch": str(ws.scratch),
-        "secrets": [str(s) for s in ws.secrets],
-        "limits": dict(ws.limits),
-        "candidate_modules": list(ws.modules),
-        "named": None if ws.named is None else sorted(ws.named),
-    }
+        answer_timeout=max(p.timeout for p in props),
+        cwd=str(ws.tree_dir),
+        readonly=[str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
+        scratch=str(ws.scratch),
+        secrets=[str(s) for s in ws.secrets],
+        limits=dict(ws.limits),
+        candidate_modules=list(ws.modules),
+        named=None if ws.named is None else sorted(ws.named),
+    )
 
 
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
@@ -438,23 +439,22 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                  worker_cpu: int | None = None, method: str | None = None) -> tuple[int, str]:
     oracles = sorted({p.oracle for p in props})
     bytecode = bytecode_cache(ws.scratch, level)
-    spec = {
-        "python_path": [str(p) for p in ws.python_path],
-        "roots": [[str(root), prefix] for root, prefix in ws.roots],
-        "watch": [str(w) for w in ws.watch if w.is_dir()],
-        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, "fresh": p.fresh_examples,
-                        **ws.passes.get(p.id, {})}
-                       for p in props],
-        "files": [str(ws.pack_dir / o) for o in oracles],
-        "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
-        "hypothesis": ws.hypothesis,
+    spec = RunSpec(
+        python_path=[str(p) for p in ws.python_path],
+        roots=[(str(root), prefix) for root, prefix in ws.roots],
+        watch=[str(w) for w in ws.watch if w.is_dir()],
+        properties=[PropertySpec(p.id, p.selector, p.seed, p.kind, p.fresh_examples, ws.passes.get(p.id, {}))
+                    for p in props],
+        files=[str(ws.pack_dir / o) for o in oracles],
+        boundary=str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
+        hypothesis=ws.hypothesis,
         # Kept across runs: the plugin goes on writing bytecode for what tests import late; a per-run cache
         # (level none, or no shared one) is never read again, so nothing more is written into it.
-        "keep_bytecode": bytecode == shared_bytecode_cache(),
-        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu, method),
-    }
+        keep_bytecode=bytecode == shared_bytecode_cache(),
+        isolation=_isolation_spec(ws, level, props, cpu, worker_cpu, method),
+    )
     spec_file = ws.scratch / f"spec-{attempt}.json"
-    spec_file.write_text(json.dumps(spec), encoding="utf-8")
+    spec_file.write_text(json.dumps(spec.to_json()), encoding="utf-8")
     results_file = ws.scratch / f"results-{attempt}.jsonl"
     results_file.touch()
     log = open(ws.scratch / f"pytest-{attempt}.log", "wb")  # noqa: SIM115

@@ -515,18 +515,18 @@ def test_one_level_list_and_one_fence_list() -> None:
     import json
 
     from verdict_gate.boundary import results
-    from verdict_gate.boundary.fence import policy as sandbox
+    from verdict_gate.boundary.fence import policy
     from verdict_gate.core.verdict import ISOLATION_RANK
 
     catalog = json.loads((ROOT / "schemas" / "catalog.schema.json").read_text())
     runs = json.loads((ROOT / "schemas" / "runs.schema.json").read_text())
     isolation = _find(runs, "isolation")["properties"]
-    assert catalog["$defs"]["isolation"]["enum"] == list(sandbox.LEVELS)
-    assert isolation["level"]["enum"] == list(sandbox.LEVELS)
+    assert catalog["$defs"]["isolation"]["enum"] == list(policy.LEVELS)
+    assert isolation["level"]["enum"] == list(policy.LEVELS)
     assert isolation["method"]["enum"] == list(results.ISOLATION_METHODS)
-    assert list(isolation["fences"]["properties"]) == list(sandbox.FENCES)
-    assert sorted(ISOLATION_RANK, key=ISOLATION_RANK.__getitem__, reverse=True) == list(sandbox.LEVELS)
-    assert set(sandbox.FENCE_PROBES) == set(sandbox.FENCES) and set(sandbox.METHODS) == set(sandbox.LEVELS)
+    assert list(isolation["fences"]["properties"]) == list(policy.FENCES)
+    assert sorted(ISOLATION_RANK, key=ISOLATION_RANK.__getitem__, reverse=True) == list(policy.LEVELS)
+    assert set(policy.FENCE_PROBES) == set(policy.FENCES) and set(policy.METHODS) == set(policy.LEVELS)
 
 
 def _find(doc: object, key: str) -> dict:

@@ -40,6 +40,7 @@ from .handles import (
     _HandleType,
     _InstanceAttr,
     _OwnModule,
+    _unpickle,
     _Unsized,
     _ValueMirror,
 )
@@ -53,5 +54,5 @@ __all__ = [
     "RemoteClass", "RemoteFunction", "Texts", "WorkerCrashed", "_End", "_HandleType", "_InstanceAttr", "_Loader",
     "_MirrorMeta", "_ModuleGlobals", "_NoLength", "_OwnModule", "_PackModule", "_PackModules", "_RecordMeta",
     "_Refused", "_Unsized", "_ValueMirror", "current", "exception_from", "install", "mirror_exception",
-    "record_class",
+    "record_class", "_unpickle",
 ]

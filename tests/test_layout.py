@@ -16,7 +16,8 @@ written into the tree):
 - ``verdict_gate_plugin.py`` imports nothing of ``verdict_gate``;
 - no import circles among the package's modules (imports inside functions count too; imports for typing
   only do not), nor among its folders (``host/`` and ``pack/``, say: each of the root's modules stands alone);
-- no file of the package over 800 lines, no function over 80.
+- no file of the package over 800 lines, no function over 80;
+- pyproject.toml lists every folder of the package, so the wheel ships it.
 """
 
 from __future__ import annotations
@@ -544,3 +545,24 @@ def _find(doc: object, key: str) -> dict:
             if found:
                 return found
     return {}
+
+
+# --- what the wheel ships --------------------------------------------------------------------------
+
+
+def unshipped_packages(listed: Iterable[str], root: Path = PACKAGE) -> list[str]:
+    """The package's folders with an ``__init__.py`` that pyproject.toml's ``packages`` leaves out: setuptools
+    ships only the packages listed, so the installed gate (the pip CLI, the action's image) would lack them."""
+    found = sorted(module_name(init.parent / "x.py").rpartition(".")[0] for init in root.rglob("__init__.py")
+                   if "__pycache__" not in init.parts)
+    return [name for name in found if name not in set(listed)]
+
+
+def test_the_wheel_ships_every_package() -> None:
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert unshipped_packages(listed) == []
+    # planted: the list without the fences' folder
+    fence = "verdict_gate.boundary.fence"
+    assert unshipped_packages([p for p in listed if p != fence]) == [fence]

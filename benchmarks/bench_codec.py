@@ -66,8 +66,7 @@ def main() -> int:
                     print(f"{level:<10} unavailable: {exc}")
                     break
                 client.request({"op": "import", "mod": "bench_cand"})
-                module = proxy.ProxyModule("bench_cand")
-                module.__dict__["_vg_client"] = client
+                module = proxy.ProxyModule("bench_cand", client)  # a proxy module holds its client
                 median, p90 = measure(module.add, args.calls)
                 method = f"{client.info['method']}, {pinned}"
                 print(f"{level:<10} {method:<34} {median:>10.1f} {p90:>10.1f}")

@@ -176,7 +176,7 @@ def test_diff_split(raw, bucket_of, moved, void):
     parts = diffsplit.split(diffsplit.parse_name_status(raw), CATALOG)
     for path, bucket in bucket_of.items():
         assert path in parts.buckets[bucket]
-    assert parts.oracle_moved == moved
+    assert parts.oracle_edited == moved
     assert parts.void is void
 
 

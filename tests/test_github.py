@@ -18,6 +18,7 @@ import pytest
 from verdict_gate.core.errors import GateError
 from verdict_gate.github import event as ev
 from verdict_gate.github import workflow as gh
+from verdict_gate.report.sarif import Finding
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
@@ -166,19 +167,17 @@ def test_summary_cut_at_a_line_under_the_cap(tmp_path: Path) -> None:
     assert gh.fit_summary("short\n") == "short\n"
 
 
-def _result(level: str, pid: str | None, uri: str, line: int = 1) -> dict:
-    res = {"ruleId": "no_freeze", "level": level, "message": {"text": f"{pid}: detail"},
-           "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": line}}}]}
-    if pid:
-        res["properties"] = {"prop_id": pid, "verdict": "fail" if level == "error" else "inconclusive",
-                             "reason": "no_freeze"}
-    return res
+def _finding(level: str, pid: str | None, path: str, line: int = 1) -> Finding:
+    verdict = "fail" if level == "error" else "inconclusive"
+    if pid is None:
+        return Finding("void", level, "void: x", path, line, "0" * 64)
+    return Finding("no_freeze", level, f"{pid}: detail", path, line, "0" * 64, pid, verdict, "V8")
 
 
 def test_annotations_worst_first_at_most_ten_then_a_notice() -> None:
-    results = [_result("warning", f"prop.w{i}", "oracle/w.py") for i in range(5)]
-    results += [_result("error", f"prop.e{i:02d}", "src/a%20b/%E2%9C%93.py", 7) for i in range(8)]
-    anns = gh.annotations_from_sarif({"runs": [{"results": results}]}, path_prefix="sub/repo")
+    found = [_finding("warning", f"prop.w{i}", "oracle/w.py") for i in range(5)]
+    found += [_finding("error", f"prop.e{i:02d}", "src/a b/✓.py", 7) for i in range(8)]
+    anns = gh.annotations_of(found, path_prefix="sub/repo")
     assert [a.level for a in anns] == ["error"] * 8 + ["warning"] * 5
     assert anns[0].file == "sub/repo/src/a b/✓.py" and anns[0].line == 7
     assert anns[0].title == "verdict-gate: prop.e00 fail (no_freeze)"
@@ -191,9 +190,7 @@ def test_annotations_worst_first_at_most_ten_then_a_notice() -> None:
 
 
 def test_void_result_annotation_without_location() -> None:
-    sarif = {"runs": [{"results": [{"ruleId": "void", "level": "error", "message": {"text": "void: x"},
-                                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": "."}}}]}]}]}
-    (ann,) = gh.annotations_from_sarif(sarif)
+    (ann,) = gh.annotations_of([_finding("error", None, ".")])
     assert ann.file == "" and ann.line is None and ann.title == "verdict-gate: void"
 
 

@@ -15,7 +15,9 @@ written into the tree):
 - ``report/`` renders: it never imports ``run/``, ``pack/``, ``github/`` or the commands;
 - ``verdict_gate_plugin.py`` imports nothing of ``verdict_gate``;
 - no import circles among the package's modules (imports inside functions count too; imports for typing
-  only do not), nor among its folders (``host/`` and ``pack/``, say: each of the root's modules stands alone).
+  only do not), nor among its folders (``host/`` and ``pack/``, say: each of the root's modules stands alone);
+- no file of the package over 800 lines, no function over 80;
+- pyproject.toml lists every folder of the package, so the wheel ships it.
 """
 
 from __future__ import annotations
@@ -208,6 +210,24 @@ def folder_graph(graph: dict[str, set[str]], packages: set[str], root: str = "ve
     return found
 
 
+MAX_FILE_LINES = 800
+MAX_FUNCTION_LINES = 80
+
+
+def size_problems(source: str, where: str) -> list[str]:
+    """A file over :data:`MAX_FILE_LINES` lines, a function (or method) over :data:`MAX_FUNCTION_LINES`."""
+    problems = []
+    lines = source.count("\n") + (not source.endswith("\n") and bool(source))
+    if lines > MAX_FILE_LINES:
+        problems.append(f"{where}: {lines} lines, over {MAX_FILE_LINES}")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                problems.append(f"{where}:{node.lineno} {node.name} is {length} lines, over {MAX_FUNCTION_LINES}")
+    return problems
+
+
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every import circle of ``graph`` (module → the package modules it imports), as the modules of each
     strongly connected component of more than one module (Tarjan), sorted."""
@@ -352,6 +372,12 @@ def test_no_import_circles_between_folders() -> None:
     assert circles(folder_graph(import_graph(sources), packages)) == []
 
 
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=_ids(sorted(PACKAGE.rglob("*.py"))))
+def test_small_modules_and_functions(path: Path) -> None:
+    problems = size_problems(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not problems, "\n".join(problems)
+
+
 # --- each rule fails on a planted violation ------------------------------------------------------
 
 PLANTED_IMPURE = [
@@ -462,6 +488,14 @@ def test_a_typing_only_import_makes_no_circle() -> None:
                                                 "verdict_gate.boundary.proxy.handles"]]
 
 
+def test_the_size_rule_fails_on_a_planted_violation() -> None:
+    long_function = "def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES
+    assert size_problems(long_function, "x.py") == [f"x.py:1 f is {MAX_FUNCTION_LINES + 1} lines, over 80"]
+    assert size_problems("def f():\n" + "    x = 1\n" * (MAX_FUNCTION_LINES - 1), "x.py") == []
+    assert size_problems("x = 1\n" * (MAX_FILE_LINES + 1), "x.py") == [f"x.py: {MAX_FILE_LINES + 1} lines, over 800"]
+    assert size_problems("x = 1\n" * MAX_FILE_LINES, "x.py") == []
+
+
 def test_cli_only_parses_and_dispatches() -> None:
     """Every command is a module of verdict_gate/commands/ with add_parser and run."""
     from verdict_gate.commands import COMMANDS
@@ -482,18 +516,18 @@ def test_one_level_list_and_one_fence_list() -> None:
     import json
 
     from verdict_gate.boundary import results
-    from verdict_gate.boundary.fence import policy as sandbox
+    from verdict_gate.boundary.fence import policy
     from verdict_gate.core.verdict import ISOLATION_RANK
 
     catalog = json.loads((ROOT / "schemas" / "catalog.schema.json").read_text())
     runs = json.loads((ROOT / "schemas" / "runs.schema.json").read_text())
     isolation = _find(runs, "isolation")["properties"]
-    assert catalog["$defs"]["isolation"]["enum"] == list(sandbox.LEVELS)
-    assert isolation["level"]["enum"] == list(sandbox.LEVELS)
+    assert catalog["$defs"]["isolation"]["enum"] == list(policy.LEVELS)
+    assert isolation["level"]["enum"] == list(policy.LEVELS)
     assert isolation["method"]["enum"] == list(results.ISOLATION_METHODS)
-    assert list(isolation["fences"]["properties"]) == list(sandbox.FENCES)
-    assert sorted(ISOLATION_RANK, key=ISOLATION_RANK.__getitem__, reverse=True) == list(sandbox.LEVELS)
-    assert set(sandbox.FENCE_PROBES) == set(sandbox.FENCES) and set(sandbox.METHODS) == set(sandbox.LEVELS)
+    assert list(isolation["fences"]["properties"]) == list(policy.FENCES)
+    assert sorted(ISOLATION_RANK, key=ISOLATION_RANK.__getitem__, reverse=True) == list(policy.LEVELS)
+    assert set(policy.FENCE_PROBES) == set(policy.FENCES) and set(policy.METHODS) == set(policy.LEVELS)
 
 
 def _find(doc: object, key: str) -> dict:
@@ -511,3 +545,24 @@ def _find(doc: object, key: str) -> dict:
             if found:
                 return found
     return {}
+
+
+# --- what the wheel ships --------------------------------------------------------------------------
+
+
+def unshipped_packages(listed: Iterable[str], root: Path = PACKAGE) -> list[str]:
+    """The package's folders with an ``__init__.py`` that pyproject.toml's ``packages`` leaves out: setuptools
+    ships only the packages listed, so the installed gate (the pip CLI, the action's image) would lack them."""
+    found = sorted(module_name(init.parent / "x.py").rpartition(".")[0] for init in root.rglob("__init__.py")
+                   if "__pycache__" not in init.parts)
+    return [name for name in found if name not in set(listed)]
+
+
+def test_the_wheel_ships_every_package() -> None:
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert unshipped_packages(listed) == []
+    # planted: the list without the fences' folder
+    fence = "verdict_gate.boundary.fence"
+    assert unshipped_packages([p for p in listed if p != fence]) == [fence]

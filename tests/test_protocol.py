@@ -50,3 +50,27 @@ def test_every_class_of_a_side_is_named_as_its_package(package: object) -> None:
     for cls in found:
         assert cls.__module__ == package.__name__, cls  # type: ignore[attr-defined]
         assert getattr(package, cls.__qualname__) is cls, cls
+
+
+def test_what_a_property_can_see_of_the_oracle_side_keeps_its_names() -> None:
+    """A failed assertion shows the doctest function a property called (its qualified name), and a handle's
+    pickle names the function that unpickles it: both reach the evidence (a message is part of a signature),
+    so each keeps the name it had when the oracle side was one module."""
+    import doctest
+    import pickle
+
+    from verdict_gate.boundary.proxy import doctests, handles
+
+    before = (doctest.DocTestFinder.find, doctest.DocTestFinder._find, doctest.testmod, doctest.DocTestParser.parse,
+              doctest.testfile, doctest._load_testfile)
+    try:
+        originals = doctests.install(object())  # type: ignore[arg-type]
+        installed = (doctest.DocTestFinder.find, doctest.DocTestFinder._find, doctest.testmod,
+                     doctest.DocTestParser.parse, doctest.testfile, doctest._load_testfile)
+    finally:
+        (doctest.DocTestFinder.find, doctest.DocTestFinder._find, doctest.testmod, doctest.DocTestParser.parse,
+         doctest.testfile, doctest._load_testfile) = before
+    assert originals == before
+    assert [f.__qualname__ for f in installed] == [f"_fence_doctest.<locals>.{name}" for name in (
+        "find", "find_in", "in_worker", "parsed", "file_in_worker", "loaded")]
+    assert f"{proxy.__name__}\n_unpickle".encode() in pickle.dumps(handles._unpickle, protocol=0)

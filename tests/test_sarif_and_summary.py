@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import unquote
 
 import github_sarif_rules
 import jsonschema
@@ -17,7 +18,7 @@ from verdict_gate.core.verdict import REASON_ROWS, Verdict
 from verdict_gate.report import render_all
 from verdict_gate.report.jsonout import run_document
 from verdict_gate.report.rules import RULES, rules_markdown
-from verdict_gate.report.sarif import rule, sarif
+from verdict_gate.report.sarif import findings, rule, sarif
 from verdict_gate.report.summary import summary_markdown
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
@@ -158,6 +159,48 @@ def test_run_json_document() -> None:
 def test_render_all_still_validates() -> None:
     files = render_all(_blocked())
     assert set(files) >= {"verdicts.json", "results.sarif", "summary.md"}
+
+
+def _as_github_reads_sarif(log: dict) -> list[tuple]:
+    """What each SARIF result says to a reader of the log: level, text, file (decoded), line, and the
+    property it is about (as GitHub code scanning shows an alert)."""
+    out = []
+    for r in log["runs"][0]["results"]:
+        phys = r["locations"][0]["physicalLocation"]
+        uri = unquote(phys["artifactLocation"]["uri"])
+        props = r.get("properties", {})
+        out.append((r["level"], r["message"]["text"], uri, phys["region"]["startLine"], props.get("prop_id", ""),
+                    props.get("verdict", ""), r["ruleId"]))
+    return out
+
+
+@pytest.mark.parametrize("ev", [_blocked(), Evidence(repo="/repo", pack={"pack_root": "q a"}).void("no manifest")])
+def test_annotations_come_from_the_evidence_and_say_what_sarif_says(ev: Evidence) -> None:
+    from verdict_gate.github.workflow import annotations_of
+
+    found = findings(ev)
+    said = [(f.level, f.text, f.path, f.line, f.prop_id, f.verdict, f.rule) for f in found]
+    assert said == _as_github_reads_sarif(sarif(ev))
+    anns = annotations_of(found, "sub")
+    assert sorted((a.level, a.message, a.file, a.line) for a in anns) == sorted(
+        (level, text, f"sub/{path}", line) for level, text, path, line, *_ in said)
+    assert {a.title for a in anns} >= {f"verdict-gate: {f.prop_id} {f.verdict} ({f.rule})" for f in found if f.prop_id}
+
+
+def test_the_writer_validates_the_document_it_writes(tmp_path: Path) -> None:
+    from verdict_gate.core.errors import GateError
+    from verdict_gate.report import documents
+    from verdict_gate.report.writer import write_files
+
+    ev = Evidence(repo="/repo", pack={"source": "git:main:oracle"}).void("no manifest")
+    docs = documents(ev)
+    texts = write_files(tmp_path / "ok", docs)
+    assert texts == render_all(ev)
+    assert {p.name: p.read_text() for p in (tmp_path / "ok").iterdir()} == texts
+    docs["verdicts.json"]["outcome"] = "winning"  # not an outcome: the schema refuses it, nothing is written
+    with pytest.raises(GateError, match="verdicts.json"):
+        write_files(tmp_path / "bad", docs)
+    assert not (tmp_path / "bad" / "verdicts.json").exists()
 
 
 @pytest.mark.slow

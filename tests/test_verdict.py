@@ -125,6 +125,10 @@ TABLE = [
      replayed(F1, example_log=(BROKE, Example("2" * 32, True))), ANCESTORS, "reproduced", "inconclusive", "frozen"),
     ("V17", failed(isolation_asked="sandbox", isolation_level="process", isolation_method="process"), False,
      [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "isolation_unavailable"),
+    # V17 comes before every verdict a run could earn, a pass too (core.verdict.STAGES)
+    ("V17-pass", PASSED.__class__(**{**PASSED.__dict__, "isolation_asked": "sandbox", "isolation_level": "process",
+                                     "isolation_method": "process"}), False, [], REPLAYED, ANCESTORS, "reproduced",
+     "fail", "isolation_unavailable"),
 ]
 
 

@@ -128,17 +128,17 @@ def check(expect: dict[str, Any], verdicts: dict[str, Any]) -> list[str]:
 def gate(repo: Path, out: Path, today: str) -> tuple[dict[str, Any], int]:
     """Gate HEAD of ``repo`` against ``main`` with the pack ``git:main:oracle``, as a library:
     the evidence written to ``out``, the verdict table printed. Returns (verdicts.json, exit code)."""
-    from verdict_gate.report import render_all
+    from verdict_gate.report import documents
     from verdict_gate.report.terminal import terminal_table
     from verdict_gate.report.writer import write_files
     from verdict_gate.run import pipeline
 
     ev = pipeline.run(repo, "main", "git:main:oracle", policy=None, today=pipeline.today(today), progress=_quiet)
-    files = render_all(ev)
-    write_files(out, files)
+    docs = documents(ev)
+    write_files(out, docs)
     print(terminal_table(ev), end="")
     assert ev.outcome is not None
-    return json.loads(files["verdicts.json"]), EXIT_CODES[ev.outcome]
+    return docs["verdicts.json"], EXIT_CODES[ev.outcome]
 
 
 def main(keep: bool = False, refresh_ledger: bool = False) -> int:

@@ -8,7 +8,7 @@ a source file: a ``calc/__init__.pyc`` (or ``calc/__init__.cpython-311-x86_64-li
 name), and so does a ``calc.cpython-311-x86_64-linux-gnu.so`` beside it. A patch can commit such a
 file: the reviewer reads the ``.py``, the diff shows "binary file", and the gate would judge code
 nobody read (and that no other Python version can load). The ``__pycache__`` beside a module is
-already out of play (the worker's ``PYTHONPYCACHEPREFIX``, :func:`sandbox.worker_env`); this closes
+already out of play (the worker's ``PYTHONPYCACHEPREFIX``, :func:`.fence.child.worker_env`); this closes
 the rest. An extension module with no source of its name (a C extension) still imports.
 """
 

@@ -33,7 +33,7 @@ class Split:
     Attributes:
         changes: every parsed record, in git's order.
         buckets: bucket name → sorted unique paths (each path in exactly one bucket).
-        oracle_moved: property ids whose oracle file is edited (verdict V4/V5).
+        oracle_edited: property ids whose oracle file is edited (verdicts V4/V5).
         control_edits: paths whose edit voids the run (control bucket, plus oracle-bucket
             paths that belong to no property: an unattributable oracle edit).
         workflow_edits: edited workflow files that do not define this run (:mod:`verdict_gate.core.workflows`):
@@ -42,7 +42,7 @@ class Split:
 
     changes: tuple[Change, ...]
     buckets: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    oracle_moved: tuple[str, ...] = ()
+    oracle_edited: tuple[str, ...] = ()
     control_edits: tuple[str, ...] = ()
     workflow_edits: tuple[str, ...] = ()  # edits under .github/workflows/ that do not define this run (bucket other)
 
@@ -108,19 +108,19 @@ def bucket_of(path: str, catalog: Catalog, running: Running | None = None) -> st
 
 def split(changes: tuple[Change, ...], catalog: Catalog, running: Running | None = None) -> Split:
     """Bucket every path of ``changes`` by the catalog's globs and what defines the run (``running``,
-    :func:`bucket_of`), and find the moved ids."""
+    :func:`bucket_of`), and find the ids whose oracle is edited."""
     buckets: dict[str, set[str]] = {b: set() for b in BUCKETS}
     for change in changes:
         for path in change.paths:
             buckets[bucket_of(path, catalog, running)].add(path)
     owner = {catalog.repo_path(p): p.id for p in catalog.properties}
-    moved = sorted({owner[path] for path in buckets["oracle"] if path in owner})
+    edited = sorted({owner[path] for path in buckets["oracle"] if path in owner})
     orphans = {path for path in buckets["oracle"] if path not in owner}
     control = sorted(buckets["control"] | orphans)
     return Split(
         changes=changes,
         buckets={b: tuple(sorted(v)) for b, v in buckets.items()},
-        oracle_moved=tuple(moved),
+        oracle_edited=tuple(edited),
         control_edits=tuple(control),
         workflow_edits=tuple(sorted(path for path in buckets["other"] if is_workflow(path))),
     )

@@ -14,7 +14,7 @@ from typing import Any
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.ledger import Ledger
 from verdict_gate.core.promotion import Outcome
-from verdict_gate.core.records import BaseSigRecord, RunRecord, RunsRecord
+from verdict_gate.core.records import BaseSigRecord, DiffRecord, FixtureRecord, RunRecord, RunsRecord
 from verdict_gate.core.verdict import Verdict
 
 
@@ -29,8 +29,8 @@ class Evidence:
     pack: dict[str, Any] = field(default_factory=dict)
     policy: str = "lenient"
     freeze_base: str = "reproduced"
-    fixture: dict[str, Any] | None = None
-    oracle_edited: dict[str, Any] | None = None
+    fixture: FixtureRecord | None = None  # fixture.digest
+    diff: DiffRecord | None = None  # oracle_edited.json
     base_sig: BaseSigRecord | None = None
     runs: RunsRecord | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)

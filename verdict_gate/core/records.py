@@ -1,4 +1,5 @@
-"""Typed evidence records: ``runs.json`` entries and ``base.sig.json`` replays (docs/design.md, "Files"). Pure.
+"""Typed evidence records: ``runs.json`` entries, ``base.sig.json`` replays, ``fixture.digest`` and
+``oracle_edited.json`` (docs/design.md, "Files"). Pure.
 
 The runner hands over the plugin's raw results-stream record (:mod:`verdict_gate.boundary.results`);
 :func:`run_record` turns it into a :class:`RunRecord` with its failure signature, once. The
@@ -317,6 +318,78 @@ class BaseSigRecord:
     def to_json(self) -> dict[str, Any]:
         return {"version": 1, "base_revision": self.base_revision, "fixture_digest": self.fixture_digest,
                 "replays": [r.to_json() for r in self.replays]}
+
+
+@dataclass(frozen=True)
+class FixtureRecord:
+    """``fixture.digest``: the fixture digest of one tree and what it covered (docs/design.md §4): the pack's
+    ``fixtures/`` (paths ``pack/…``) then the repository fixture globs ``repo_roots`` (paths ``repo/…``).
+    ``compat``: format → the same fixtures' digest in that format (``tree-v1``, for freezes recorded under it)."""
+
+    format: str
+    digest: str
+    revision: str
+    repo_roots: tuple[str, ...]
+    files: int
+    bytes: int
+    normalizers: tuple[Mapping[str, str], ...] = ()
+    compat: Mapping[str, str] = field(default_factory=dict)
+
+    PACK_ROOT = "fixtures/ of the oracle pack"  # what ``roots.pack`` says
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "format": self.format, "digest": self.digest, "revision": self.revision,
+                "roots": {"pack": self.PACK_ROOT, "repo": list(self.repo_roots)}, "files": self.files,
+                "bytes": self.bytes, "normalizers": [dict(n) for n in self.normalizers],
+                **({"compat": dict(self.compat)} if self.compat else {})}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> FixtureRecord:
+        """The record of a ``fixture.digest`` document (checked against its schema by the caller)."""
+        return cls(format=str(doc["format"]), digest=str(doc["digest"]), revision=str(doc["revision"]),
+                   repo_roots=tuple(str(r) for r in doc["roots"]["repo"]), files=int(doc["files"]),
+                   bytes=int(doc["bytes"]), normalizers=tuple(dict(n) for n in doc["normalizers"]),
+                   compat={str(k): str(v) for k, v in (doc.get("compat") or {}).items()})
+
+
+@dataclass(frozen=True)
+class DiffRecord:
+    """``oracle_edited.json``: the diff ``base_revision...head_revision`` sorted into buckets (docs/design.md §6).
+
+    ``oracle_edited``: the property ids whose oracle file the diff edits (verdicts V4/V5; the document's key
+    keeps its first name, ``oracle_moved``); ``control_edits``: the paths whose edit voids the run;
+    ``running``: what defines this GitHub Actions run (``None``: unknown); ``workflow_edits``: edited workflow
+    files that do not define it (bucket ``other``)."""
+
+    base_revision: str
+    head_revision: str
+    buckets: Mapping[str, tuple[str, ...]]
+    oracle_edited: tuple[str, ...]
+    control_edits: tuple[str, ...]
+    running: Mapping[str, Any] | None = None
+    workflow_edits: tuple[str, ...] = ()
+
+    @property
+    def void(self) -> bool:
+        return bool(self.control_edits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "base_revision": self.base_revision, "head_revision": self.head_revision,
+                "buckets": {k: list(v) for k, v in self.buckets.items()}, "oracle_moved": list(self.oracle_edited),
+                "control_edits": list(self.control_edits), "void": self.void,
+                "running": dict(self.running) if self.running is not None else None,
+                "workflow_edits": list(self.workflow_edits)}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> DiffRecord:
+        """The record of an ``oracle_edited.json`` document (checked against its schema by the caller)."""
+        running = doc.get("running")
+        return cls(base_revision=str(doc["base_revision"]), head_revision=str(doc["head_revision"]),
+                   buckets={str(k): tuple(str(p) for p in v) for k, v in doc["buckets"].items()},
+                   oracle_edited=tuple(str(i) for i in doc["oracle_moved"]),
+                   control_edits=tuple(str(p) for p in doc["control_edits"]),
+                   running=dict(running) if running is not None else None,
+                   workflow_edits=tuple(str(p) for p in doc.get("workflow_edits") or ()))
 
 
 # --- reading evidence back (``verdict-gate merge``) --------------------------------------------------

@@ -30,14 +30,14 @@ class Score:
     nothing_ran: bool
 
 
-def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, oracle_moved: Collection[str],
+def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, oracle_edited: Collection[str],
           replays: Sequence[BaseSig], base_revision: str, ancestors: Mapping[str, bool], policy: str,
           today: dt.date, ran: int, items: int, phase_failures: Sequence[str] = ()) -> Score:
     """Score one run.
 
     Args:
         runs: id → the candidate's run (a property without one is ``missing_run``).
-        oracle_moved: ids whose oracle file the diff edits (not run).
+        oracle_edited: ids whose oracle file the diff edits (not run).
         replays: the base replay's signatures.
         base_revision: the run's base revision.
         ancestors: freeze base revision → whether it is an ancestor of ``base_revision``.
@@ -54,7 +54,7 @@ def score(catalog: Catalog, ledger: Ledger, runs: Mapping[str, RunRecord], *, or
     verdicts = {
         prop.id: decide(
             runs[prop.id].run_result(prop) if prop.id in runs else None,
-            oracle_edited=prop.id in oracle_moved,
+            oracle_edited=prop.id in oracle_edited,
             freezes=ledger.for_id(prop.id),
             replay=replays_of.get(prop.id, []),
             base_revision=base_revision, ancestors=ancestors,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from verdict_gate.core.signature import describe_failure, differing_parts
@@ -224,7 +224,7 @@ def decide(
     today: dt.date,
     stale: str = "note",
 ) -> Verdict:
-    """Apply the verdict table to one property.
+    """Apply the verdict table to one property: its stages (:data:`STAGES`) in order, the first that decides.
 
     Args:
         run: the runner's result, ``None`` when the property produced none (V6).
@@ -243,16 +243,59 @@ def decide(
         yields a note on a pass (its failure not showing is expected), and forgives only failures within
         its set, when a base replay try showed failures within it too (docs/design.md §3, "Flaky freezes").
     """
-    # An edited oracle comes first: the pipeline does not run an edited property (docs/design.md §2
-    # step 5), so its missing result is expected and oracle_moved is the reason to report.
-    if oracle_edited:
-        if run is not None and run.status == "pass":
-            return _fail("catalog_drift", "the property passed, but its oracle file is edited in the diff")
-        return _fail("oracle_moved", "the oracle file is edited in the diff; any freeze is void")
-    if run is None:
-        return _fail("missing_run", "the runner produced no result for this property")
-    # V17 ahead of every verdict a run could earn: a property that ran less fenced than the catalog
-    # asks is never a pass, whatever it showed (never silently downgraded).
+    case = _Case(run, oracle_edited, freezes, replay, base_revision, ancestors, freeze_base, today, stale)
+    for stage in STAGES:
+        verdict = stage(case)
+        if verdict is not None:
+            return verdict
+    raise AssertionError("the last stage of the verdict table always decides")
+
+
+@dataclass
+class _Case:
+    """One property's inputs to :func:`decide`, and what its stages found on the way."""
+
+    run: RunResult | None
+    oracle_edited: bool
+    freezes: Sequence[Freeze]
+    replay: Sequence[BaseSig]
+    base_revision: str
+    ancestors: Mapping[str, bool]
+    freeze_base: str
+    date: dt.date  # the day freezes expire against (decide's `today`)
+    stale: str
+    on_base: list[BaseSig] = field(default_factory=list)  # the replay tries on the run's base revision
+    fresh: list[Example] = field(default_factory=list)  # fresh examples that fail here and held on the base
+    failure: str | None = None  # timed_out or crashed: the run's process timed out or crashed
+    matched: list[FailureRef] = field(default_factory=list)  # the run's failures a freeze names
+    extra: list[FailureRef] = field(default_factory=list)  # the run's failures no freeze names
+    applied: list[Freeze] = field(default_factory=list)  # the freezes that forgive some of them
+
+    @property
+    def ran(self) -> RunResult:
+        assert self.run is not None  # every stage after _missing_run
+        return self.run
+
+
+def _edited(case: _Case) -> Verdict | None:
+    """V4, V5. An edited oracle comes first: the pipeline does not run an edited property (docs/design.md §2
+    step 5), so its missing result is expected and oracle_moved is the reason to report."""
+    if not case.oracle_edited:
+        return None
+    if case.run is not None and case.run.status == "pass":
+        return _fail("catalog_drift", "the property passed, but its oracle file is edited in the diff")
+    return _fail("oracle_moved", "the oracle file is edited in the diff; any freeze is void")
+
+
+def _missing_run(case: _Case) -> Verdict | None:
+    """V6."""
+    return _fail("missing_run", "the runner produced no result for this property") if case.run is None else None
+
+
+def _isolation(case: _Case) -> Verdict | None:
+    """V17 ahead of every verdict a run could earn: a property that ran less fenced than the catalog asks is
+    never a pass, whatever it showed (never silently downgraded)."""
+    run = case.ran
     if run.isolation_method == "unavailable":
         return _fail("isolation_unavailable", f"this host could not give the isolation level "
                      f"{run.isolation_asked!r} the catalog asks for: {run.isolation_why or 'no reason given'}; "
@@ -269,90 +312,122 @@ def decide(
         return _fail("isolation_unavailable", f"the catalog asks for isolation {run.isolation_asked!r}, but the "
                      f"property ran only at {run.isolation_level!r} ({run.isolation_method}); "
                      "`verdict-gate doctor` shows what this host can give")
-    if run.fixture_mutated:
-        # Blamed by its own oracle process's check, or by the whole run's check when no one property was
-        # caught (execute.py): say what is known, not that this property did it.
-        return _fail("fixture_mutated", "the fixtures changed while the property ran (or during the run, when no one "
-                                        "property was caught changing them), but it is declared mutates_fixture: "
-                                        "false; the run's notices name any changed file that is a work-tree link")
+    return None
+
+
+def _fixture_mutated(case: _Case) -> Verdict | None:
+    """V12. Blamed by its own oracle process's check, or by the whole run's check when no one property was
+    caught (execute.py): say what is known, not that this property did it."""
+    if not case.ran.fixture_mutated:
+        return None
+    return _fail("fixture_mutated", "the fixtures changed while the property ran (or during the run, when no one "
+                                    "property was caught changing them), but it is declared mutates_fixture: "
+                                    "false; the run's notices name any changed file that is a work-tree link")
+
+
+def _unchecked(case: _Case) -> Verdict | None:
+    """V14: unseeded, or vacuous. A failure with zero hits (say, an import error) is still a failure, so only a
+    pass or a skip can be vacuous."""
+    run = case.ran
     if run.status in ("pass", "fail", "skipped") and run.seeded_kind and run.seed is None:
         return _fail("unseeded", "a `kind: property` ran without a recorded Hypothesis seed "
                      "(a plain test is `kind: example` in the catalog)")
-    # A failure with zero hits (say, an import error) is still a failure, so only a
-    # pass or a skip can be vacuous.
     if run.status == "skipped" or (run.status == "pass" and run.hits == 0):
         return _fail("vacuous", "the property ran but checked no example (zero hits)")
-    # Fresh examples count only differentially (docs/design.md §8.3): one that fails here and held
-    # on the base is a regression, whatever the recorded seed showed.
-    # (The base's own fixtures are the base's behaviour: no digest filter here.)
-    on_base = [r for r in replay if r.base_revision == base_revision]
-    fresh_tries, alike = _compared(run, on_base, freezes)
-    fresh = (_regressions(run.fresh_log, [r.fresh_log for r in fresh_tries], alike)
-             + _unmatched(run.fresh_log, [r.fresh_log for r in on_base]))
-    if run.status == "pass":
-        # A flaky freeze's failure not showing is expected: only a deterministic one is stale.
-        stale_ones = [fr for fr in freezes if not fr.flaky]
-        notes = ("freeze_stale",) if stale_ones else ()
-        if fresh:
-            return Verdict("fail", "new_failing_examples", _regression_detail(fresh, "a fresh example"), notes)
-        if stale_ones and stale == "fail":
-            ids = ", ".join(fr.id for fr in stale_ones[:5])
-            return _fail("freeze_stale", f"the property held, but its deterministic freeze ({ids}) no longer fails "
-                         "and the catalog says stale: fail; remove it through the oracle's review path "
-                         f"(verdict-gate ledger remove {stale_ones[0].id})")
-        detail = "held" + ("; a freeze for this id is stale and can be removed" if stale_ones else "")
-        return Verdict("pass", "held", detail, notes)
+    return None
 
-    failure = {"timeout": "timed_out", "crash": "crashed"}.get(run.status)
-    if failure is None and run.hits == 0:
-        # It never reached the property's body (collection or import error, a missing pytest
-        # fixture): no freeze can forgive that (docs/design.md §3).
+
+def _passed(case: _Case) -> Verdict | None:
+    """V1 (and V16 on fresh examples). Fresh examples count only differentially (docs/design.md §8.3): one that
+    fails here and held on the base is a regression, whatever the recorded seed showed. (The base's own
+    fixtures are the base's behaviour: no digest filter here.)"""
+    run, freezes = case.ran, case.freezes
+    case.on_base = [r for r in case.replay if r.base_revision == case.base_revision]
+    fresh_tries, alike = _compared(run, case.on_base, freezes)
+    case.fresh = (_regressions(run.fresh_log, [r.fresh_log for r in fresh_tries], alike)
+                  + _unmatched(run.fresh_log, [r.fresh_log for r in case.on_base]))
+    if run.status != "pass":
+        return None
+    # A flaky freeze's failure not showing is expected: only a deterministic one is stale.
+    stale_ones = [fr for fr in freezes if not fr.flaky]
+    notes = ("freeze_stale",) if stale_ones else ()
+    if case.fresh:
+        return Verdict("fail", "new_failing_examples", _regression_detail(case.fresh, "a fresh example"), notes)
+    if stale_ones and case.stale == "fail":
+        ids = ", ".join(fr.id for fr in stale_ones[:5])
+        return _fail("freeze_stale", f"the property held, but its deterministic freeze ({ids}) no longer fails "
+                     "and the catalog says stale: fail; remove it through the oracle's review path "
+                     f"(verdict-gate ledger remove {stale_ones[0].id})")
+    detail = "held" + ("; a freeze for this id is stale and can be removed" if stale_ones else "")
+    return Verdict("pass", "held", detail, notes)
+
+
+def _unreached(case: _Case) -> Verdict | None:
+    """V13: it never reached the property's body (collection or import error, a missing pytest fixture): no
+    freeze can forgive that (docs/design.md §3)."""
+    run = case.ran
+    case.failure = {"timeout": "timed_out", "crash": "crashed"}.get(run.status)
+    if case.failure is None and run.hits == 0:
         return _fail("crashed", "the property failed before any example reached its body (an import or "
                      "collection error, or a missing pytest fixture); such a failure cannot be frozen")
-    if not freezes:
-        if failure:
-            return _fail(failure, f"the property's process {failure.replace('_', ' ')}")
-        return _fail("no_freeze", "the property failed and the ledger has no freeze for this id")
-    run_set = run.failure_set()
-    frozen_sigs = {f.signature for fr in freezes for f in fr.failure_set()}
-    matched = [f for f in run_set if f.signature in frozen_sigs]
-    extra = [f for f in run_set if f.signature not in frozen_sigs]
-    if not matched:  # V7: no failure of the run is one a freeze names
-        frozen = [f for fr in freezes for f in fr.failure_set()]
-        pairs = [(len(differing_parts(fz.parts, rf.parts)), differing_parts(fz.parts, rf.parts))
-                 for fz in frozen for rf in run_set] or [(0, ())]
-        parts = min(pairs)[1]
-        detail = "signature differs from the freeze in: " + (", ".join(parts) or "signature value")
-        if len(run_set) > 1:
-            detail += f" (none of the run's {len(run_set)} failures is frozen)"
-        return _fail(failure or "signature_mismatch", detail)
+    return None
 
-    # Every record naming one of the run's failures is checked on its own; a failure is forgiven
-    # when a record that applies in full (digest, base, replay, expiry) names it.
+
+def _no_freeze(case: _Case) -> Verdict | None:
+    """V2 (or V13 for a timeout or crash): a failure the ledger has no freeze for."""
+    if case.freezes:
+        return None
+    if case.failure:
+        return _fail(case.failure, f"the property's process {case.failure.replace('_', ' ')}")
+    return _fail("no_freeze", "the property failed and the ledger has no freeze for this id")
+
+
+def _signature_mismatch(case: _Case) -> Verdict | None:
+    """V7: no failure of the run is one a freeze names."""
+    run_set = case.ran.failure_set()
+    frozen_sigs = {f.signature for fr in case.freezes for f in fr.failure_set()}
+    case.matched = [f for f in run_set if f.signature in frozen_sigs]
+    case.extra = [f for f in run_set if f.signature not in frozen_sigs]
+    if case.matched:
+        return None
+    frozen = [f for fr in case.freezes for f in fr.failure_set()]
+    pairs = [(len(differing_parts(fz.parts, rf.parts)), differing_parts(fz.parts, rf.parts))
+             for fz in frozen for rf in run_set] or [(0, ())]
+    parts = min(pairs)[1]
+    detail = "signature differs from the freeze in: " + (", ".join(parts) or "signature value")
+    if len(run_set) > 1:
+        detail += f" (none of the run's {len(run_set)} failures is frozen)"
+    return _fail(case.failure or "signature_mismatch", detail)
+
+
+def _unforgiven(case: _Case) -> Verdict | None:
+    """V8–V11, V15. Every record naming one of the run's failures is checked on its own (:func:`_check_freeze`);
+    a failure is forgiven when a record that applies in full (digest, base, replay, expiry) names it."""
     forgiven: set[str] = set()
-    applied: list[Freeze] = []
     best: Verdict | None = None
     best_step = -1
-    for freeze in freezes:
+    for freeze in case.freezes:
         names = {f.signature for f in freeze.failure_set()}
-        mine = [f for f in matched if f.signature in names]
+        mine = [f for f in case.matched if f.signature in names]
         if not mine:
             continue
-        step, verdict = _check_freeze(freeze, mine, run, replay, base_revision, ancestors, freeze_base, today)
+        step, verdict = _check_freeze(freeze, mine, case.ran, case.replay, case.base_revision, case.ancestors,
+                                      case.freeze_base, case.date)
         if verdict.verdict == "inconclusive":
             forgiven.update(f.signature for f in mine)
-            applied.append(freeze)
+            case.applied.append(freeze)
         elif step > best_step:
             best, best_step = verdict, step
+    extra = case.extra
     also = [f"{len(extra)} failure(s) outside the frozen set"] if extra else []
     unfrozen = (f"{len(extra)} failure(s) outside the frozen set: "
                 + "; ".join(describe_failure(f.parts) for f in extra[:10])
                 + (f"; and {len(extra) - 10} more" if len(extra) > 10 else ""))
-    unforgiven = [f for f in matched if f.signature not in forgiven]
+    unforgiven = [f for f in case.matched if f.signature not in forgiven]
     if unforgiven:
         assert best is not None
         if extra and best.reason == "not_reproduced_on_base" and all(
-                any(f.signature in fr.names() for fr in freezes if fr.flaky) for f in unforgiven):
+                any(f.signature in fr.names() for fr in case.freezes if fr.flaky) for f in unforgiven):
             # No base try could forgive a failure outside the set: whether the flake showed there does not
             # decide, so the failure that does is reported (and the gate spends no try on it: needs_try).
             return _fail("unfrozen_failure", f"{unfrozen}; the flaky freeze's own failures showed on no base "
@@ -360,14 +435,20 @@ def decide(
         return Verdict(best.verdict, best.reason, "; ".join([best.detail, *also]), best.notes)
     if extra:  # V15: some failures are frozen, these are not
         return _fail("unfrozen_failure", unfrozen)
-    # V16: same seed, same draws; an example that held on the base and fails here is new.
-    compared, alike = _compared(run, [r for r in on_base if r.prop_id == freezes[0].prop_id
+    return None
+
+
+def _new_failing_examples(case: _Case) -> Verdict | None:
+    """V16: same seed, same draws; an example that held on the base and fails here is new."""
+    run, freezes, fresh = case.ran, case.freezes, case.fresh
+    run_set = run.failure_set()
+    compared, alike = _compared(run, [r for r in case.on_base if r.prop_id == freezes[0].prop_id
                                       and r.fixture_digest == run.fixture_digest], freezes)
     if not compared:
         # Never silent (issue 41): with no base try to compare the candidate's examples with, a new bug on
         # inputs that held on every try would go unseen behind the flake.
         shown = "; ".join(describe_failure(f.parts) for f in run_set[:3]) + ("; …" if len(run_set) > 3 else "")
-        return _fail("not_reproduced_on_base", f"no base replay try on {base_revision[:12]} showed any of the "
+        return _fail("not_reproduced_on_base", f"no base replay try on {case.base_revision[:12]} showed any of the "
                      f"candidate's failures ({shown}), so its examples could be compared with none (V16): fail "
                      "closed; the catalog's replay_tries sets how many tries a flaky freeze gets")
     logged = _regressions(run.example_log, [r.example_log for r in compared], alike)
@@ -378,9 +459,14 @@ def decide(
         return _fail("new_failing_examples", _regression_detail(first, "an example" if logged else "a fresh example")
                      + (f"; {len(logged) + len(fresh)} such example(s) in all" if len(logged) + len(fresh) > 1 else "")
                      + union)
-    # The subset rule: a frozen failure the candidate no longer shows is stale, the rest stay frozen; a flaky
-    # freeze's failure that did not show this time is expected, never stale.
-    seen = {f.signature for f in run_set}
+    return None
+
+
+def _frozen(case: _Case) -> Verdict:
+    """V3. The subset rule: a frozen failure the candidate no longer shows is stale, the rest stay frozen; a
+    flaky freeze's failure that did not show this time is expected, never stale."""
+    applied = case.applied
+    seen = {f.signature for f in case.ran.failure_set()}
     gone = [f for fr in applied if not fr.flaky for f in fr.failure_set() if f.signature not in seen]
     reasons = "; ".join(dict.fromkeys(fr.reason for fr in applied))
     flaky = [fr for fr in applied if fr.flaky]
@@ -389,6 +475,23 @@ def decide(
     if gone:
         detail += "; no longer fails (freeze_stale): " + "; ".join(describe_failure(f.parts) for f in gone[:10])
     return Verdict("inconclusive", "frozen", detail, ("freeze_stale",) if gone else ())
+
+
+# The verdict table's precedence (docs/design.md §3), as the order of its stages: the first that decides wins.
+STAGES: tuple[Callable[[_Case], Verdict | None], ...] = (
+    _edited,  # V4, V5: the pipeline does not run an edited oracle
+    _missing_run,  # V6
+    _isolation,  # V17: ahead of every verdict a run could earn
+    _fixture_mutated,  # V12
+    _unchecked,  # V14: unseeded, vacuous
+    _passed,  # V1 (V16 for a fresh example that fails)
+    _unreached,  # V13: no example reached the body
+    _no_freeze,  # V2 (V13 for a timeout or crash)
+    _signature_mismatch,  # V7
+    _unforgiven,  # V8-V11 record by record, V15
+    _new_failing_examples,  # V16
+    _frozen,  # V3
+)
 
 
 def _compared(run: RunResult, tries: Sequence[BaseSig], freezes: Sequence[Freeze]) -> tuple[list[BaseSig], bool]:

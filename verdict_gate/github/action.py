@@ -25,7 +25,6 @@ environment and reaches git only as an ``http.<server>/.extraheader`` set throug
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -353,7 +352,7 @@ def report_error(message: str, settings: Settings | None, environ: Mapping[str, 
         gh.append_summary(environ.get("GITHUB_STEP_SUMMARY"), summary)
 
 
-def report_outcome(ev: Evidence, files: Mapping[str, str], sarif: Mapping[str, Any], shown: str,
+def report_outcome(ev: Evidence, files: Mapping[str, str], shown: str,
                    settings: Settings, why: str, base: str, environ: Mapping[str, str], stdout: TextIO,
                    warnings: Sequence[str] = ()) -> int:
     """Outputs, annotations and the job summary of a run with an outcome; returns the step's exit
@@ -361,6 +360,7 @@ def report_outcome(ev: Evidence, files: Mapping[str, str], sarif: Mapping[str, A
     from verdict_gate.core.errors import EXIT_CODES
     from verdict_gate.github import workflow as gh
     from verdict_gate.report.rows import counts as count_verdicts
+    from verdict_gate.report.sarif import MAX_RESULTS, findings
     from verdict_gate.report.text import md_code, md_line
 
     assert ev.outcome is not None
@@ -377,7 +377,7 @@ def report_outcome(ev: Evidence, files: Mapping[str, str], sarif: Mapping[str, A
     repo, workspace = Path(os.path.normpath(settings.repo)), Path(os.path.normpath(settings.workspace))
     if workspace in repo.parents:
         prefix = repo.relative_to(workspace).as_posix()
-    found = gh.annotations_from_sarif(sarif, prefix)
+    found = [] if ev.shard is not None else gh.annotations_of(findings(ev)[:MAX_RESULTS], prefix)
     own = [gh.Annotation("warning", w, "verdict-gate") for w in warnings]
     errors = [a for a in found if a.level == "error"]
     _emit(stdout, gh.render_annotations(errors + own + [a for a in found if a.level != "error"]))
@@ -406,10 +406,10 @@ def pack_options(settings: Settings) -> PackOptions:
 
 
 def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
-             stdout: TextIO) -> tuple[Evidence, dict[str, str], dict[str, Any]]:
+             stdout: TextIO) -> tuple[Evidence, dict[str, str]]:
     """The pipeline as a library, with workflow commands stopped around it (its progress quotes
     candidate text) and stderr merged into ``stdout`` in order: the evidence, the rendered files
-    (written to ``out_dir``) and the SARIF log. The terminal table goes to ``stdout`` as well.
+    (written to ``out_dir``). The terminal table goes to ``stdout`` as well.
 
     Raises:
         GateError: a usage or configuration error (exit 2) before anything was scored.
@@ -443,7 +443,7 @@ def run_gate(settings: Settings, base: str, pack: str, out_dir: Path,
     finally:
         stdout.flush()
         _emit(stdout, [f"::{token}::"])
-    return ev, files, json.loads(files["results.sarif"]) if ev.shard is None else {}
+    return ev, files
 
 
 def shard_spec(settings: Settings) -> Any:
@@ -518,7 +518,7 @@ def execute(settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> i
             pack = pack_source(settings.oracle_pack, settings.workspace) or \
                 f"git:{oracle_commit(settings.repo, choice, base, settings.fetch_history, stdout)}:oracle"
             try:
-                ev, files, sarif = run_gate(settings, base, pack, out_dir, stdout)
+                ev, files = run_gate(settings, base, pack, out_dir, stdout)
             except Exception:
                 _emit(stdout, [gh.command("warning", w, {"title": "verdict-gate"}) for w in warnings])
                 raise
@@ -529,7 +529,7 @@ def execute(settings: Settings, environ: Mapping[str, str], stdout: TextIO) -> i
                     gh.chown_tree(path, owner.st_uid, owner.st_gid)
     if ev.shard is not None:
         return report_shard(ev, shown, settings, environ, stdout)
-    return report_outcome(ev, files, sarif, shown, settings, why, base, environ, stdout, warnings)
+    return report_outcome(ev, files, shown, settings, why, base, environ, stdout, warnings)
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None,

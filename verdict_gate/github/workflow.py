@@ -36,8 +36,11 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from verdict_gate.report.sarif import Finding
 
 from verdict_gate.core.errors import GateError
 from verdict_gate.report.summary import SUMMARY_LIMIT, SUMMARY_MARGIN
@@ -99,32 +102,24 @@ class Annotation:
 _LEVEL_ORDER = {"error": 0, "warning": 1, "notice": 2}
 
 
-def annotations_from_sarif(sarif: Mapping[str, Any], path_prefix: str = "") -> list[Annotation]:
-    """Annotations for every SARIF result, worst first (errors, then warnings; stable otherwise).
+def annotations_of(findings: Iterable[Finding], path_prefix: str = "") -> list[Annotation]:
+    """An annotation for every finding (:func:`verdict_gate.report.sarif.findings`), worst first
+    (errors, then warnings; stable otherwise).
 
     ``path_prefix`` is the repository's path relative to the workspace (``""`` when the
     repository is the workspace), so file paths stay relative to what GitHub annotates.
-    SARIF locations are percent-encoded URIs (``artifactLocation.uri``); they are decoded here.
     """
     out: list[Annotation] = []
-    for run in sarif.get("runs") or []:
-        for result in run.get("results") or []:
-            level = "error" if result.get("level", "error") == "error" else "warning"
-            props = result.get("properties") or {}
-            text = str((result.get("message") or {}).get("text") or "")
-            if props.get("prop_id"):
-                title = f"verdict-gate: {props['prop_id']} {props.get('verdict', '')} ({props.get('reason', '')})"
-            else:
-                title = f"verdict-gate: {result.get('ruleId', 'result')}"
-            file, line = "", None
-            locations = result.get("locations") or []
-            if locations:
-                phys = locations[0].get("physicalLocation") or {}
-                uri = unquote(str((phys.get("artifactLocation") or {}).get("uri") or ""))
-                if uri and uri != ".":
-                    file = f"{path_prefix.rstrip('/')}/{uri}" if path_prefix else uri
-                    line = int((phys.get("region") or {}).get("startLine") or 1)
-            out.append(Annotation(level, text, title, file, line))
+    for found in findings:
+        if found.prop_id:
+            title = f"verdict-gate: {found.prop_id} {found.verdict} ({found.rule})"
+        else:
+            title = f"verdict-gate: {found.rule}"
+        file, line = "", None
+        if found.path and found.path != ".":
+            file = f"{path_prefix.rstrip('/')}/{found.path}" if path_prefix else found.path
+            line = found.line
+        out.append(Annotation(found.level, found.text, title, file, line))
     return sorted(out, key=lambda a: _LEVEL_ORDER[a.level])
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from verdict_gate.core.catalog import Catalog
 from verdict_gate.core.digest import FORMAT, TREE_V1, Entry, Scan
 from verdict_gate.core.globs import match_any
 from verdict_gate.core.ledger import Ledger
+from verdict_gate.core.records import FixtureRecord
 from verdict_gate.core.verdict import Freeze
 from verdict_gate.host.hashing import Parallel, changed_since, scan, walk
 
@@ -116,7 +117,7 @@ def is_fixture(path: str, globs: Sequence[str], whole: Collection[str] | None = 
 
 # The fixtures as one tree was digested: the scan (its per-file hashes and stamps, for the post-run
 # check) and its ``fixture.digest`` record.
-Digested = tuple[Scan, dict[str, Any]]
+Digested = tuple[Scan, FixtureRecord]
 
 
 def pack_fixture_entries(oracle_pack: Pack) -> list[Entry]:
@@ -154,16 +155,10 @@ def fixture_digest(oracle_pack: Pack, tree: Path, revision: str, *, fresh: bool 
     result = scan(repo_entries, catalog.normalizers, state=pack_scan.state, format=format, parallel=parallel,
                   git_blobs=git_blobs)
     result = dataclasses.replace(result, files={**pack_files, **result.files}, stamps={**pack_stamps, **result.stamps})
-    record = {
-        "version": 1,
-        "format": format,
-        "digest": result.digest,
-        "revision": revision,
-        "roots": {"pack": "fixtures/ of the oracle pack", "repo": list(catalog.paths.fixtures)},
-        "files": pack_scan.tree_files + result.tree_files,
-        "bytes": pack_scan.tree_bytes + result.tree_bytes,
-        "normalizers": [vars(n) for n in catalog.normalizers],
-    }
+    record = FixtureRecord(format=format, digest=result.digest, revision=revision,
+                           repo_roots=tuple(catalog.paths.fixtures), files=pack_scan.tree_files + result.tree_files,
+                           bytes=pack_scan.tree_bytes + result.tree_bytes,
+                           normalizers=tuple(dict(vars(n)) for n in catalog.normalizers))
     return result, record
 
 
@@ -189,21 +184,22 @@ def fixtures_changed(oracle_pack: Pack, tree: Path, before: Scan) -> list[str]:
     return changed_since(before, pack_fixture_entries(oracle_pack) + repo_fixture_entries(tree, oracle_pack.catalog))
 
 
-def current_ledger(ledger: Ledger, record: dict[str, Any]) -> tuple[Ledger, int]:
+def current_ledger(ledger: Ledger, record: FixtureRecord | None) -> tuple[Ledger, int]:
     """``ledger`` with each freeze recorded under this run's ``tree-v1`` digest (``record``'s
-    ``compat``) carrying the run's ``tree-v2`` digest instead, and how many were translated.
+    ``compat``) carrying the run's ``tree-v2`` digest instead, and how many were translated (none without
+    a record).
 
     Sound because both formats are functions of the same bytes: a freeze whose ``tree-v1``
     digest equals the run's saw the same fixtures, so its ``tree-v2`` digest is the run's too
     (and the base replay's, exactly when the base has the same fixtures).
     """
-    legacy = (record.get("compat") or {}).get(TREE_V1)
-    if not legacy or legacy == record["digest"]:
+    legacy = record.compat.get(TREE_V1) if record is not None else None
+    if record is None or not legacy or legacy == record.digest:
         return ledger, 0
     def recorded_in_v1(f: Freeze) -> bool:
         return f.fixture_digest == legacy and f.fixture_format is None
 
-    freezes = tuple(dataclasses.replace(f, fixture_digest=record["digest"]) if recorded_in_v1(f) else f
+    freezes = tuple(dataclasses.replace(f, fixture_digest=record.digest) if recorded_in_v1(f) else f
                     for f in ledger.freezes)
     moved = sum(recorded_in_v1(f) for f in ledger.freezes)
     return dataclasses.replace(ledger, freezes=freezes), moved

@@ -194,7 +194,13 @@ class _Compiler:
         elif schema is not True:
             out.append(f"{pad}if not {self.function(schema, base)}({var}): return False")
 
-    def emit(self, schema: Any, base: str, v: str, out: list[str], depth: int) -> None:  # noqa: C901, PLR0912
+    def emit(self, schema: Any, base: str, v: str, out: list[str], depth: int) -> None:
+        """Append to ``out`` the lines (indented ``depth`` levels) that ``return False`` when the value named ``v``
+        fails ``schema`` (its ``$ref`` resolved against ``base``), keyword by keyword in a fixed order.
+
+        Raises:
+            _Unsupported: a keyword this compiler does not write (the document then goes to jsonschema).
+        """
         pad = "    " * depth
         if schema is True:
             return
@@ -203,16 +209,8 @@ class _Compiler:
             return
         if not isinstance(schema, dict):
             raise _Unsupported(repr(schema))
-        if self.draft4:
-            unknown = set(schema) - _DRAFT_04_KEYWORDS - _DRAFT_04_ANNOTATIONS
-            if unknown or isinstance(schema.get("items"), list) or ("id" in schema and schema is not self.root):
-                raise _Unsupported(", ".join(sorted(unknown)) or "items as a list, or an id below the root")
-            if "$ref" in schema:  # draft-04: the keywords beside a $ref are ignored (jsonschema's too)
-                ref = str(schema["$ref"])
-                if not ref.startswith("#"):  # resolved against the document's own id, which is not its URI here
-                    raise _Unsupported(ref)
-                out.append(f"{pad}if not {self.ref(urljoin(base, ref))}({v}): return False")
-                return
+        if self.draft4 and self._draft4_ref(schema, base, v, out, pad):
+            return
         base = urljoin(base, schema["$id"]) if "$id" in schema else base
         unknown = set() if self.draft4 else set(schema) - _ANNOTATIONS - {
             "$ref", "type", "const", "enum", "required", "properties", "additionalProperties", "propertyNames",
@@ -222,6 +220,29 @@ class _Compiler:
             raise _Unsupported(", ".join(sorted(unknown)))
         if "$ref" in schema:
             out.append(f"{pad}if not {self.ref(urljoin(base, schema['$ref']))}({v}): return False")
+        self._emit_value(schema, v, out, pad)
+        inner = "    " * (depth + 1)
+        self._emit_object(schema, base, v, out, pad, inner, depth)
+        self._emit_array(schema, base, v, out, pad, inner)
+        self._emit_string(schema, v, out, pad, inner)
+        self._emit_combined(schema, base, v, out, pad, depth)
+
+    def _draft4_ref(self, schema: dict[str, Any], base: str, v: str, out: list[str], pad: str) -> bool:
+        """Check a draft-04 schema's keywords; a ``$ref`` there ignores its siblings (jsonschema's too): its line
+        is appended and ``True`` returned."""
+        unknown = set(schema) - _DRAFT_04_KEYWORDS - _DRAFT_04_ANNOTATIONS
+        if unknown or isinstance(schema.get("items"), list) or ("id" in schema and schema is not self.root):
+            raise _Unsupported(", ".join(sorted(unknown)) or "items as a list, or an id below the root")
+        if "$ref" not in schema:
+            return False
+        ref = str(schema["$ref"])
+        if not ref.startswith("#"):  # resolved against the document's own id, which is not its URI here
+            raise _Unsupported(ref)
+        out.append(f"{pad}if not {self.ref(urljoin(base, ref))}({v}): return False")
+        return True
+
+    def _emit_value(self, schema: dict[str, Any], v: str, out: list[str], pad: str) -> None:
+        """``type``, ``const``, ``enum``."""
         if "type" in schema:
             names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
             if any(n not in self.types for n in names):
@@ -239,46 +260,57 @@ class _Compiler:
                            "return False")
             else:
                 out.append(f"{pad}if not any(_equal({v}, e) for e in {self.const(list(values))}): return False")
-        inner = "    " * (depth + 1)
+
+    def _emit_object(self, schema: dict[str, Any], base: str, v: str, out: list[str], pad: str, inner: str,
+                     depth: int) -> None:
+        """``required``, ``properties``, ``additionalProperties``, ``propertyNames`` (on a dict only)."""
         obj_keys = ("required", "properties", "additionalProperties", "propertyNames")
-        if any(k in schema for k in obj_keys):
-            out.append(f"{pad}if isinstance({v}, dict):")
-            for req in schema.get("required", []):
-                out.append(f"{inner}if {self.const(req)} not in {v}: return False")
-            for key, sub in schema.get("properties", {}).items():
+        if not any(k in schema for k in obj_keys):
+            return
+        out.append(f"{pad}if isinstance({v}, dict):")
+        for req in schema.get("required", []):
+            out.append(f"{inner}if {self.const(req)} not in {v}: return False")
+        for key, sub in schema.get("properties", {}).items():
+            var = self.name("v")
+            out.append(f"{inner}{var} = {v}.get({self.const(key)}, {v})")  # the dict itself: absent
+            block: list[str] = []
+            self.sub(sub, base, var, block, inner + "    ", depth + 2)
+            if block:
+                out.append(f"{inner}if {var} is not {v}:")
+                out += block
+        if "additionalProperties" in schema:
+            known = self.const(frozenset(schema.get("properties", {})))
+            extra = schema["additionalProperties"]
+            if extra is False:
+                out.append(f"{inner}if not {known}.issuperset({v}): return False")
+            elif extra is not True:
                 var = self.name("v")
-                out.append(f"{inner}{var} = {v}.get({self.const(key)}, {v})")  # the dict itself: absent
-                block: list[str] = []
-                self.sub(sub, base, var, block, inner + "    ", depth + 2)
-                if block:
-                    out.append(f"{inner}if {var} is not {v}:")
-                    out += block
-            if "additionalProperties" in schema:
-                known = self.const(frozenset(schema.get("properties", {})))
-                extra = schema["additionalProperties"]
-                if extra is False:
-                    out.append(f"{inner}if not {known}.issuperset({v}): return False")
-                elif extra is not True:
-                    var = self.name("v")
-                    out.append(f"{inner}for k, {var} in {v}.items():")
-                    out.append(f"{inner}    if k in {known}: continue")
-                    out.append(f"{inner}    if not {self.function(extra, base)}({var}): return False")
-            if "propertyNames" in schema:
-                fn = self.function(schema["propertyNames"], base)
-                out.append(f"{inner}if not all({fn}(k) for k in {v}): return False")
+                out.append(f"{inner}for k, {var} in {v}.items():")
+                out.append(f"{inner}    if k in {known}: continue")
+                out.append(f"{inner}    if not {self.function(extra, base)}({var}): return False")
+        if "propertyNames" in schema:
+            fn = self.function(schema["propertyNames"], base)
+            out.append(f"{inner}if not all({fn}(k) for k in {v}): return False")
+
+    def _emit_array(self, schema: dict[str, Any], base: str, v: str, out: list[str], pad: str, inner: str) -> None:
+        """``items``, ``minItems``, ``maxItems``, ``uniqueItems`` (on a list only)."""
         arr_keys = ("items", "minItems", "maxItems", "uniqueItems")
-        if any(k in schema for k in arr_keys):
-            out.append(f"{pad}if isinstance({v}, list):")
-            if "minItems" in schema:
-                out.append(f"{inner}if len({v}) < {int(schema['minItems'])}: return False")
-            if "maxItems" in schema:
-                out.append(f"{inner}if len({v}) > {int(schema['maxItems'])}: return False")
-            if schema.get("uniqueItems"):
-                out.append(f"{inner}if not _unique({v}): return False")
-            if "items" in schema and schema["items"] is not True:
-                var = self.name("v")
-                out.append(f"{inner}for {var} in {v}:")
-                out.append(f"{inner}    if not {self.function(schema['items'], base)}({var}): return False")
+        if not any(k in schema for k in arr_keys):
+            return
+        out.append(f"{pad}if isinstance({v}, list):")
+        if "minItems" in schema:
+            out.append(f"{inner}if len({v}) < {int(schema['minItems'])}: return False")
+        if "maxItems" in schema:
+            out.append(f"{inner}if len({v}) > {int(schema['maxItems'])}: return False")
+        if schema.get("uniqueItems"):
+            out.append(f"{inner}if not _unique({v}): return False")
+        if "items" in schema and schema["items"] is not True:
+            var = self.name("v")
+            out.append(f"{inner}for {var} in {v}:")
+            out.append(f"{inner}    if not {self.function(schema['items'], base)}({var}): return False")
+
+    def _emit_string(self, schema: dict[str, Any], v: str, out: list[str], pad: str, inner: str) -> None:
+        """``minLength``, ``maxLength``, ``pattern`` (on a string) and the bounds (on a number)."""
         if any(k in schema for k in ("minLength", "maxLength", "pattern")):
             out.append(f"{pad}if isinstance({v}, str):")
             if "minLength" in schema:
@@ -293,6 +325,10 @@ class _Compiler:
             out.append(f"{pad}if isinstance({v}, (int, float)) and not isinstance({v}, bool):")
             for key, op in bounds:
                 out.append(f"{inner}if {v} {op} {self.const(schema[key])}: return False")
+
+    def _emit_combined(self, schema: dict[str, Any], base: str, v: str, out: list[str], pad: str,
+                       depth: int) -> None:
+        """``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else``."""
         for sub in schema.get("allOf", []):
             self.sub(sub, base, v, out, pad, depth)
         if "anyOf" in schema:

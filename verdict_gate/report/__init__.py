@@ -8,6 +8,7 @@ escapers. Nothing here imports the pipeline, the pack loader or the network.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.report.attestation import statement
@@ -15,41 +16,58 @@ from verdict_gate.report.sarif import sarif
 from verdict_gate.report.summary import summary_markdown
 from verdict_gate.report.verdicts import ATTESTATION, FILES, ORACLE_FILES, dumps, shard_doc, verdicts_doc
 
-__all__ = ["FILES", "render_all", "render_shard"]
+__all__ = ["FILES", "digests", "documents", "render_all", "render_shard", "shard_documents", "text"]
 
 
-def _partial(ev: Evidence) -> dict[str, str]:
-    out: dict[str, str] = {name: ev.oracle_files[name] for name in ORACLE_FILES if name in ev.oracle_files}
+def _partial(ev: Evidence) -> dict[str, Any]:
+    out: dict[str, Any] = {name: ev.oracle_files[name] for name in ORACLE_FILES if name in ev.oracle_files}
     if ev.fixture is not None:
-        out["fixture.digest"] = dumps(ev.fixture)
-    if ev.oracle_edited is not None:
-        out["oracle_edited.json"] = dumps(ev.oracle_edited)
+        out["fixture.digest"] = ev.fixture.to_json()
+    if ev.diff is not None:
+        out["oracle_edited.json"] = ev.diff.to_json()
     if ev.base_sig is not None:
-        out["base.sig.json"] = dumps(ev.base_sig.to_json())
+        out["base.sig.json"] = ev.base_sig.to_json()
     if ev.runs is not None:
-        out["runs.json"] = dumps(ev.runs.to_json())
+        out["runs.json"] = ev.runs.to_json()
+    return out
+
+
+def text(doc: Any) -> str:
+    """An evidence file's text: Markdown (or an oracle file) as it is, a JSON document as :func:`.verdicts.dumps`
+    writes it."""
+    return doc if isinstance(doc, str) else dumps(doc)
+
+
+def digests(files: dict[str, Any]) -> dict[str, str]:
+    """name → sha256 hex of the UTF-8 bytes of each file's :func:`text`."""
+    return {name: hashlib.sha256(text(doc).encode()).hexdigest() for name, doc in files.items()}
+
+
+def shard_documents(ev: Evidence) -> dict[str, Any]:
+    """A shard's partial evidence (``verdict-gate run --shard``) as ``name → document``: the files written
+    before scoring, and ``shard.json``; no verdicts (``verdict-gate merge`` decides)."""
+    out = _partial(ev)
+    out["shard.json"] = shard_doc(ev, digests(out))
+    return out
+
+
+def documents(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
+    """Every evidence document present for ``ev`` as ``name → document`` (a JSON value; ``summary.md``'s
+    Markdown text): what the decision read, ``verdicts.json``, the SARIF and the job summary, and last the in-toto
+    statement naming each of them by digest; :func:`.writer.write_files` validates and writes them."""
+    out = _partial(ev)
+    out["verdicts.json"] = verdicts_doc(ev, digests(out))
+    out["results.sarif"] = sarif(ev, category)
+    out["summary.md"] = summary_markdown(ev)
+    out[ATTESTATION] = statement(ev, digests(out))
     return out
 
 
 def render_shard(ev: Evidence) -> dict[str, str]:
-    """A shard's partial evidence (``verdict-gate run --shard``): the files written before scoring, and
-    ``shard.json``; no verdicts (``verdict-gate merge`` decides)."""
-    out = _partial(ev)
-    out["shard.json"] = dumps(shard_doc(ev, digests(out)))
-    return out
-
-
-def digests(files: dict[str, str]) -> dict[str, str]:
-    """name → sha256 hex of the file's UTF-8 bytes, for every file of ``files``."""
-    return {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
+    """:func:`shard_documents` as ``name → text``."""
+    return {name: text(doc) for name, doc in shard_documents(ev).items()}
 
 
 def render_all(ev: Evidence, category: str = "verdict-gate") -> dict[str, str]:
-    """Every evidence file present for ``ev`` as ``name → text``: what the decision read, ``verdicts.json``, the
-    SARIF and the job summary, and last the in-toto statement naming each of them by digest."""
-    out = _partial(ev)
-    out["verdicts.json"] = dumps(verdicts_doc(ev, digests(out)))
-    out["results.sarif"] = dumps(sarif(ev, category))
-    out["summary.md"] = summary_markdown(ev)
-    out[ATTESTATION] = dumps(statement(ev, digests(out)))
-    return out
+    """:func:`documents` as ``name → text`` (what :func:`.writer.write_files` writes)."""
+    return {name: text(doc) for name, doc in documents(ev, category).items()}

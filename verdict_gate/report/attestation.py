@@ -50,7 +50,7 @@ def predicate(ev: Evidence) -> dict[str, Any]:
         "counts": counts(ev),
         "head_revision": ev.head_revision,
         "base_revision": ev.base_revision,
-        "fixture_digest": ev.fixture["digest"] if ev.fixture else None,
+        "fixture_digest": ev.fixture.digest if ev.fixture else None,
         "pack": {k: ev.pack[k] for k in ("source", "kind", "sha256") if k in ev.pack},
         "policy": ev.policy,
         "gate_version": __version__,

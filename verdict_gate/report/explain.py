@@ -53,7 +53,7 @@ def _run_rows(ev: Evidence, pid: str, frozen: bool) -> list[Row]:
     """The rows that concern the run alone, in the verdict table's order: the oracle edit (V4, V5), a result (V6),
     the isolation (V17), the fixtures (V12), the seed and the examples that ran (V14), then the outcome: a pass,
     or with a freeze (``frozen``) a failure for it to forgive."""
-    moved = pid in ((ev.oracle_edited or {}).get("oracle_moved") or [])
+    moved = ev.diff is not None and pid in ev.diff.oracle_edited
     prop, run = ev.properties.get(pid), ev.run_of(pid)
     path = f"{ev.pack.get('pack_root') or 'oracle'}/{prop.oracle}" if prop else "(its oracle file)"
     rows: list[Row] = [("oracle file", "as reviewed", f"edited in the diff: {path}" if moved else "unchanged", moved)]

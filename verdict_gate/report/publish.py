@@ -14,7 +14,7 @@ from typing import TextIO
 
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.progress import Progress
-from verdict_gate.report import render_all, render_shard
+from verdict_gate.report import documents, shard_documents
 from verdict_gate.report.jsonout import dumps, run_document
 from verdict_gate.report.terminal import terminal_table
 from verdict_gate.report.writer import write_files
@@ -45,12 +45,10 @@ def publish(ev: Evidence, out: Path, *, stdout: TextIO, log: TextIO, sarif_categ
         format: ``text`` or ``json``.
     """
     if ev.shard is not None:
-        files = render_shard(ev)
-        write_files(out, files)
+        files = write_files(out, shard_documents(ev))
         stdout.write(_shard_line(ev, out, format))
     else:
-        files = render_all(ev, sarif_category)
-        write_files(out, files)
+        files = write_files(out, documents(ev, sarif_category))
         stdout.write(dumps(run_document(ev, str(out))) if format == "json" else terminal_table(ev))
     log.write(f"evidence: {out}\n")
     log.flush()

@@ -9,6 +9,7 @@ One ``run`` (§3.14) with ``automationDetails.id`` as the category (§3.17), one
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -21,39 +22,70 @@ from verdict_gate.report.rules import INFO_URI, RULES, help_markdown, help_text,
 # The rule texts (short, full, help, helpUri) live in verdict_gate/report/rules.py, one per reason.
 
 
-def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
-    """The SARIF 2.1.0 log for ``ev``: one run, one result per non-pass verdict (or one ``void`` result)."""
-    results: list[dict[str, Any]] = []
-    used: list[str] = []
+# GitHub code scanning accepts at most 25,000 results per run (its SARIF limits); the rest are dropped.
+MAX_RESULTS = 25_000
 
-    def rule_index(reason: str) -> int:
-        if reason not in used:
-            used.append(reason)
-        return used.index(reason)
 
+@dataclass(frozen=True)
+class Finding:
+    """One non-pass verdict, or a void outcome, as SARIF (a ``result``) and the action (an annotation) show it.
+
+    ``rule`` is the verdict reason (``void`` for a void outcome); ``level`` is ``error`` (fail, void) or
+    ``warning`` (inconclusive); ``path`` is repository-relative (``""``: none) and ``line`` 1-based;
+    ``fingerprint`` is the failure signature's hex digest (never a line number); ``prop_id``,
+    ``verdict`` and ``row`` are empty for a void outcome.
+    """
+
+    rule: str
+    level: str
+    text: str
+    path: str
+    line: int
+    fingerprint: str
+    prop_id: str = ""
+    verdict: str = ""
+    row: str = ""
+
+    def result(self, rule_index: int) -> dict[str, Any]:
+        """The SARIF ``result`` (§3.27) of this finding, its rule at ``rule_index`` of the driver's rules."""
+        out: dict[str, Any] = {
+            "ruleId": self.rule, "ruleIndex": rule_index, "level": self.level, "message": {"text": self.text},
+            "locations": [_loc(self.path, self.line)], "partialFingerprints": fingerprints(self.fingerprint),
+        }
+        if self.prop_id:
+            out["properties"] = {"prop_id": self.prop_id, "verdict": self.verdict, "reason": self.rule,
+                                 "row": self.row}
+        return out
+
+
+def findings(ev: Evidence) -> list[Finding]:
+    """``ev``'s findings in report order: the void outcome's first, then each non-pass verdict's."""
+    out: list[Finding] = []
     if ev.outcome == "void":
-        path = ((ev.oracle_edited or {}).get("control_edits") or [""])[0] or void_location(ev)
-        results.append({
-            "ruleId": "void", "ruleIndex": rule_index("void"), "level": "error",
-            "message": {"text": f"verdict-gate outcome void: {ev.void_reason}"[:4000]},
-            "locations": [_loc(path, 1)],
-            "partialFingerprints": fingerprints(hashlib.sha256(ev.void_reason.encode()).hexdigest()),
-        })
+        path = (ev.diff.control_edits[0] if ev.diff is not None and ev.diff.control_edits else "") or void_location(ev)
+        out.append(Finding("void", "error", f"verdict-gate outcome void: {ev.void_reason}"[:4000], path, 1,
+                           hashlib.sha256(ev.void_reason.encode()).hexdigest()))
     for pid, v in ordered(ev):
         if v.verdict == "pass":
             continue
         path, line = location(ev, pid)
         fallback = "sha256:" + hashlib.sha256(f"{pid}\0{v.reason}".encode()).hexdigest()
         sig = signature(ev, pid) or fallback
-        results.append({
-            "ruleId": v.reason, "ruleIndex": rule_index(v.reason),
-            "level": "error" if v.verdict == "fail" else "warning",
-            "message": {"text": f"{pid}: {v.verdict} ({v.reason}) — {v.detail}"
-                        + (f"\nrun: {why}" if (why := cause(ev, pid, 2000)) else "")},
-            "locations": [_loc(path, line)],
-            "partialFingerprints": fingerprints(sig.removeprefix("sha256:")),
-            "properties": {"prop_id": pid, "verdict": v.verdict, "reason": v.reason, "row": v.row},
-        })
+        why = cause(ev, pid, 2000)
+        out.append(Finding(v.reason, "error" if v.verdict == "fail" else "warning",
+                           f"{pid}: {v.verdict} ({v.reason}) — {v.detail}" + (f"\nrun: {why}" if why else ""),
+                           path, max(1, line), sig.removeprefix("sha256:"), pid, v.verdict, v.row))
+    return out
+
+
+def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
+    """The SARIF 2.1.0 log for ``ev``: one run, one result per finding (:func:`findings`)."""
+    used: list[str] = []
+    results: list[dict[str, Any]] = []
+    for found in findings(ev):
+        if found.rule not in used:
+            used.append(found.rule)
+        results.append(found.result(used.index(found.rule)))
     rules = [rule(reason) for reason in used]
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -63,7 +95,7 @@ def sarif(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
                                 "rules": rules}},
             "automationDetails": {"id": category.rstrip("/") + "/"},
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the repository root"}}},
-            "results": results[:25_000],
+            "results": results[:MAX_RESULTS],
             "properties": {"outcome": ev.outcome or "void", "promoted": ev.promoted, "isolation": isolation(ev)},
         }],
     }

@@ -87,7 +87,7 @@ def shard_doc(ev: Evidence, digests: dict[str, str]) -> dict[str, Any]:
         "head_revision": ev.head_revision,
         "base_revision": ev.base_revision,
         "pack_sha256": ev.shard.get("pack_sha256") or ev.pack.get("sha256") or None,
-        "fixture_digest": ev.fixture["digest"] if ev.fixture else None,
+        "fixture_digest": ev.fixture.digest if ev.fixture else None,
         "run_id": ev.run_id,
         "properties": list(ev.shard.get("properties", [])),
         "items": int(ev.shard.get("items", 0)),

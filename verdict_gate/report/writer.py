@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Mapping
@@ -60,20 +59,26 @@ def _atomic_write(target: Path, text: str) -> None:
         raise
 
 
-def write_files(out_dir: Path, files: Mapping[str, str]) -> None:
-    """Validate each evidence file against its schema, then write each atomically into ``out_dir``.
+def write_files(out_dir: Path, documents: Mapping[str, Any]) -> dict[str, str]:
+    """Validate each evidence document against its schema, then write each atomically into ``out_dir``;
+    returns the texts written (``name → text``).
+
+    ``documents`` maps a file name to its document: a JSON value for a file with a schema
+    (:data:`.verdicts.SCHEMA_OF`), validated as it is, before it is written; text for the others.
 
     Raises:
         GateError: ``out_dir`` exists and is not a directory, or a target is not a regular file.
-        GateError (internal): an evidence file fails its own schema (a bug; fails closed).
+        GateError (internal): an evidence document fails its own schema (a bug; fails closed).
     """
     check_out_dir(out_dir)
-    for name, text in files.items():
+    for name, doc in documents.items():
         if name in SCHEMA_OF:
-            schemas.check(SCHEMA_OF[name], json.loads(text), f"(internal) {name}")
+            schemas.check(SCHEMA_OF[name], doc, f"(internal) {name}")
+    texts = {name: doc if isinstance(doc, str) else dumps(doc) for name, doc in documents.items()}
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
+    for name, text in texts.items():
         _atomic_write(out_dir / name, text)
+    return texts
 
 
 def check_out_file(path: Path, example: str) -> None:

@@ -45,6 +45,8 @@ from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.ledger import EMPTY_LEDGER, Ledger, parse_date, parse_json
 from verdict_gate.core.records import (
     BaseSigRecord,
+    DiffRecord,
+    FixtureRecord,
     RecordError,
     RunsRecord,
     base_sig_record_from_json,
@@ -289,7 +291,7 @@ def _diff_split(out: Loaded) -> list[Finding]:
     paths = sorted({p for paths in doc["buckets"].values() for p in paths})
     parts = diffsplit.split(tuple(diffsplit.Change("M", (p,)) for p in paths), catalog, running)
     derived = {**doc, "buckets": {k: list(v) for k, v in parts.buckets.items()},
-               "oracle_moved": list(parts.oracle_moved), "control_edits": list(parts.control_edits),
+               "oracle_moved": list(parts.oracle_edited), "control_edits": list(parts.control_edits),
                "void": parts.void, "workflow_edits": list(parts.workflow_edits)}
     return differences("oracle_edited.json", doc, derived)
 
@@ -348,8 +350,8 @@ def evidence_of(out: Loaded) -> Evidence | None:
                   base_revision=v["base_revision"], policy=v["policy"], notices=list(v["notices"]),
                   run_id=out.runs.run_id if out.runs is not None else v["run_id"])
     ev.pack = derived_pack(out, v["pack"])
-    ev.fixture = out.docs.get("fixture.digest")
-    ev.oracle_edited = out.docs.get("oracle_edited.json")
+    ev.fixture = _record(FixtureRecord, out.docs.get("fixture.digest"))
+    ev.diff = _record(DiffRecord, out.docs.get("oracle_edited.json"))
     ev.runs, ev.base_sig = out.runs, out.base_sig
     ev.oracle_files = {name: out.texts[name] for name in ORACLE_FILES if name in out.texts}
     if out.catalog is not None:
@@ -360,7 +362,7 @@ def evidence_of(out: Loaded) -> Evidence | None:
         return ev
     decision = v["decision"]
     if decision is None or out.catalog is None or out.ledger is None or ev.fixture is None or ev.runs is None \
-            or ev.base_sig is None or ev.oracle_edited is None:
+            or ev.base_sig is None or ev.diff is None:
         return None  # a file the decision reads is missing or unreadable: found already
     try:
         ev.today = parse_date(decision["today"], "today", "verdicts.json")
@@ -377,11 +379,11 @@ def evidence_of(out: Loaded) -> Evidence | None:
 def decide(ev: Evidence, catalog: Catalog, ledger: Ledger) -> None:
     """The pure decision (:func:`verdict_gate.core.score.score`) on the evidence's inputs, as the pipeline's
     last step and a merge of shards take it: verdicts, promotion and outcome into ``ev``."""
-    assert ev.fixture is not None and ev.runs is not None and ev.base_sig is not None and ev.oracle_edited is not None
+    assert ev.fixture is not None and ev.runs is not None and ev.base_sig is not None and ev.diff is not None
     assert ev.today is not None
-    moved = list(ev.oracle_edited["oracle_moved"])
+    moved = list(ev.diff.oracle_edited)
     ev.ledger = current_ledger(ledger, ev.fixture)[0]
-    result = score(catalog, ev.ledger, ev.runs.runs, oracle_moved=moved,
+    result = score(catalog, ev.ledger, ev.runs.runs, oracle_edited=moved,
                    replays=[r.base_sig() for r in ev.base_sig.replays], base_revision=ev.base_revision,
                    ancestors=ev.ancestors, policy=ev.policy, today=ev.today,
                    ran=sum(q.id not in moved for q in catalog.properties), items=ev.items,
@@ -389,6 +391,11 @@ def decide(ev: Evidence, catalog: Catalog, ledger: Ledger) -> None:
     ev.verdicts, ev.why, ev.outcome = result.verdicts, result.promotion.why, result.outcome
     if ev.merge_problems:
         ev.outcome, ev.why = "incomplete", merge_why(ev.merge_problems)
+
+
+def _record(kind: Any, doc: Any) -> Any:
+    """``kind.from_json(doc)`` of a document read (and checked against its schema) already; ``None`` without one."""
+    return kind.from_json(doc) if doc is not None else None
 
 
 def sarif_category(out: Loaded) -> str:
@@ -432,7 +439,8 @@ def _shard(out: Loaded) -> list[Finding]:
     found = [Finding("shard.json", "", line.removeprefix(label + ": "))
              for line in inconsistencies(label, h, plan, out.runs, out.base_sig, out.docs.get("fixture.digest"))]
     ev = Evidence(repo="", head_revision=h["head_revision"], base_revision=h["base_revision"],
-                  run_id=h["run_id"], notices=list(h["notices"]), fixture=out.docs.get("fixture.digest"))
+                  run_id=h["run_id"], notices=list(h["notices"]),
+                  fixture=_record(FixtureRecord, out.docs.get("fixture.digest")))
     ev.shard = {k: h[k] for k in ("index", "count", "properties", "pack_sha256", "items", "phase_failures",
                                   "unreported")}
     if h["outcome"] == "void":

@@ -19,7 +19,7 @@ from verdict_gate.boundary import results as stream
 from verdict_gate.core import classes
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
-from verdict_gate.core.records import RunRecord, run_record
+from verdict_gate.core.records import FixtureRecord, RunRecord, run_record
 from verdict_gate.host import git, workdir
 from verdict_gate.host.checkout import written_through
 from verdict_gate.host.fixtures import Digested, fixture_digest, fixtures_changed, glob_roots
@@ -76,7 +76,7 @@ class Execution:
     record, the number of tests pytest ran, and notices for the user."""
 
     records: dict[str, RunRecord]
-    fixture: dict[str, Any]
+    fixture: FixtureRecord
     items: int
     notices: list[str]
     phase_failures: list[str] = field(default_factory=list)

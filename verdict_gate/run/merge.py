@@ -11,6 +11,7 @@ naming each problem; the verdicts of what did run are still reported.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -26,6 +27,7 @@ from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import (
     BaseSigRecord,
+    FixtureRecord,
     RecordError,
     ReplayRecord,
     RunRecord,
@@ -82,7 +84,7 @@ class Shard:
         self.header: dict[str, Any] = _read(directory, "shard.json", "shard")
         self.runs: RunsRecord | None = None
         self.base_sig: BaseSigRecord | None = None
-        self.fixture: dict[str, Any] | None = None
+        self.fixture: FixtureRecord | None = None
         if self.header["outcome"] == "void":
             return  # a void shard wrote no runs: its reason decides
         try:
@@ -92,11 +94,12 @@ class Shard:
         except RecordError as exc:
             raise GateError("shard evidence", str(exc).partition(":")[0], str(exc).partition(": ")[2],
                             "use the files the gate wrote, unedited") from None
-        self.fixture = _read(directory, "fixture.digest", "fixture_digest")
+        self.fixture = FixtureRecord.from_json(_read(directory, "fixture.digest", "fixture_digest"))
 
     def inconsistencies(self, ids: Sequence[str]) -> list[str]:
         """Where this shard's files disagree with its own ``shard.json``: ``shards.inconsistencies``."""
-        return shards.inconsistencies(self.label, self.header, ids, self.runs, self.base_sig, self.fixture)
+        return shards.inconsistencies(self.label, self.header, ids, self.runs, self.base_sig,
+                                      self.fixture.to_json() if self.fixture is not None else None)
 
     @property
     def label(self) -> str:
@@ -132,7 +135,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     void = next((s for s in got if s.header["outcome"] == "void"), None)
     if void is not None:
         return ev.void(f"{void.label}: {void.header['void_reason'] or 'void'}")
-    ids = [q.id for q in oracle_pack.catalog.properties if q.id not in parts.oracle_moved]
+    ids = [q.id for q in oracle_pack.catalog.properties if q.id not in parts.oracle_edited]
     expected = {"head_revision": ev.head_revision, "base_revision": ev.base_revision, "pack_sha256": oracle_pack.sha256}
     problems = shards.problems([(s.where, s.header) for s in got], expected, ids)
     for s in got:
@@ -145,7 +148,7 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
     owner: dict[str, int] = {}
     items = 0
     phase_failures: list[str] = []
-    fixture = dict(first.fixture)
+    compat: dict[str, str] = {}
     for s in got:
         assert s.runs is not None and s.base_sig is not None and s.fixture is not None
         own = set(s.header["properties"]) & wanted
@@ -159,13 +162,11 @@ def merge(dirs: Sequence[Path], repo: Path, base_ref: str, pack_source: str, *, 
                 replays.setdefault(rep.prop_id, []).append(rep)
         items += s.header["items"]
         phase_failures += [f"{s.label}: {f}" for f in s.header["phase_failures"]]
-        fixture.setdefault("compat", {}).update(s.fixture.get("compat") or {})
+        compat.update(s.fixture.compat)
         for notice in s.header["notices"]:
             if notice not in ev.notices:
                 ev.notices.append(notice)
-    if not fixture.get("compat"):
-        fixture.pop("compat", None)
-    ev.fixture = fixture
+    fixture = ev.fixture = dataclasses.replace(first.fixture, compat={**first.fixture.compat, **compat})
     ev.run_id = first.header["run_id"]
     ev.runs = RunsRecord(revision=ev.head_revision, base_revision=ev.base_revision,
                          fixture_digest=first.runs.fixture_digest, environment=first.runs.environment,

@@ -32,11 +32,11 @@ from verdict_gate.boundary.fence import host as isolation_host
 from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.core import diffsplit
 from verdict_gate.core.catalog import Property
-from verdict_gate.core.digest import TREE_V1, Scan
+from verdict_gate.core.digest import TREE_V1
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.evidence import Evidence
 from verdict_gate.core.progress import Progress
-from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord, fresh_seed
+from verdict_gate.core.records import BaseSigRecord, DiffRecord, ReplayRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.core.upkeep import expiring, expiry_notice
@@ -155,7 +155,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
             ev.run_id = ev.run_id or new_run_id()
             only = None
             if shard is not None:
-                mine = share([q.id for q in oracle_pack.catalog.properties if q.id not in parts.oracle_moved], shard)
+                mine = share([q.id for q in oracle_pack.catalog.properties if q.id not in parts.oracle_edited], shard)
                 only = set(mine)
                 assert ev.shard is not None
                 ev.shard.update(properties=mine, pack_sha256=oracle_pack.sha256)
@@ -241,7 +241,7 @@ def digest_fixtures(ev: Evidence, oracle_pack: pack.Pack, cand: Path, progress: 
 
 def verify_links(ev: Evidence, oracle_pack: pack.Pack, repo: Path, revs: list[str], made: checkout.Trees,
                  fixtures: Digested, progress: Progress
-                 ) -> tuple[checkout.Trees, tuple[Scan, dict[str, Any]]] | None:
+                 ) -> tuple[checkout.Trees, Digested] | None:
     """Step 2b: prove that the candidate's linked fixtures are the committed blobs, as the digest read
     them (:func:`verdict_gate.host.checkout.unverified`, from the digest's own read). Files that are not
     (the work tree's file was edited in a way git's index did not show, or during the run) are checked
@@ -281,14 +281,10 @@ def split_diff(ev: Evidence, oracle_pack: pack.Pack, progress: Progress) -> diff
     parts = diffsplit.split(changes, oracle_pack.catalog, running)
     if not changes:
         ev.notices.append(f"the diff {ev.base_revision[:12]}...{head[:12]} is empty: HEAD adds nothing to the base")
-    ev.oracle_edited = {
-        "version": 1, "base_revision": ev.base_revision, "head_revision": head,
-        "buckets": {k: list(v) for k, v in parts.buckets.items()},
-        "oracle_moved": list(parts.oracle_moved), "control_edits": list(parts.control_edits),
-        "void": parts.void,
-        "running": running.to_json() if running is not None else None,
-        "workflow_edits": list(parts.workflow_edits),
-    }
+    ev.diff = DiffRecord(base_revision=ev.base_revision, head_revision=head, buckets=dict(parts.buckets),
+                         oracle_edited=parts.oracle_edited, control_edits=parts.control_edits,
+                         running=running.to_json() if running is not None else None,
+                         workflow_edits=parts.workflow_edits)
     if parts.workflow_edits:
         shown = ", ".join(printable(w) for w in parts.workflow_edits)
         ev.notices.append(f"{len(parts.workflow_edits)} workflow file(s) edited that do not run in this run (bucket "
@@ -419,12 +415,12 @@ def _replay_headline(ev: Evidence, ids: list[str]) -> str:
 
 def replay_ids(oracle_pack: pack.Pack, parts: diffsplit.Split, only: set[str] | None = None) -> list[str]:
     """The ledger's properties whose oracle is not edited (and, for a shard, in ``only``): the base replay's."""
-    return [i for i in oracle_pack.ledger.prop_ids() if i not in parts.oracle_moved and (only is None or i in only)]
+    return [i for i in oracle_pack.ledger.prop_ids() if i not in parts.oracle_edited and (only is None or i in only)]
 
 
 def base_replay(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, scratch: Path,
                 progress: Progress, only: set[str] | None = None, *, tree: Path | None = None,
-                same: tuple[Scan, dict[str, Any]] | None = None, notices: list[str] | None = None,
+                same: Digested | None = None, notices: list[str] | None = None,
                 lines: Progress | None = None, jobs: int | None = None, slot: Slot | None = None,
                 cancel: threading.Event | None = None) -> BaseSigRecord:
     """Step 4: replay the ledger's properties whose oracle is not edited (and, for a shard, in ``only``),
@@ -438,7 +434,7 @@ def base_replay(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, sc
     to_replay = replay_ids(oracle_pack, parts, only)
     assert ev.fixture is not None
     if not to_replay:
-        return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture["digest"])
+        return BaseSigRecord(base_revision=ev.base_revision, fixture_digest=ev.fixture.digest)
     progress(_replay_headline(ev, to_replay))
     # The frozen properties keep their example logs, and draw their fresh examples on the base right
     # away (the same fresh seeds as the candidate's): their fresh failures need no second replay.
@@ -450,7 +446,7 @@ def base_replay(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, sc
 
 def _as_base(fixtures: Digested, revision: str) -> Digested:
     """The candidate's fixture digest as the base tree's, whose fixtures are the same files."""
-    return fixtures[0], {k: v for k, v in fixtures[1].items() if k != "compat"} | {"revision": revision}
+    return fixtures[0], dataclasses.replace(fixtures[1], compat={}, revision=revision)
 
 
 def fresh_passes(ev: Evidence, prop: Property) -> dict[str, Any]:
@@ -468,7 +464,7 @@ def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffs
     """Step 5: every catalog property whose oracle is not edited (and, for a shard, in ``only``), on the
     candidate (``runs.json``). ``slot``, ``cancel``: as for :func:`execute`."""
     props = [prop for prop in oracle_pack.catalog.properties
-             if prop.id not in parts.oracle_moved and (only is None or prop.id in only)]
+             if prop.id not in parts.oracle_edited and (only is None or prop.id in only)]
     progress(f"running {len(props)} propert{'y' if len(props) == 1 else 'ies'} on the candidate "
              f"{ev.head_revision[:12]}")
     cand_scratch = scratch / "candidate"
@@ -489,7 +485,7 @@ def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffs
     legacy = legacy_digest(oracle_pack, cand, ev.head_revision, fixtures[0], failed,
                            changed=done.mutated)
     if legacy is not None and ev.fixture is not None:
-        ev.fixture["compat"] = {TREE_V1: legacy}
+        ev.fixture = dataclasses.replace(ev.fixture, compat={TREE_V1: legacy})
     return done
 
 
@@ -618,14 +614,14 @@ def score_run(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, done
     # One git call per distinct base revision, not per freeze (a ledger of 10,000 freezes names a few).
     revs = sorted({f.base_revision for f in oracle_pack.ledger.freezes})
     ancestors = {rev: git.is_ancestor(repo, rev, ev.base_revision) for rev in revs}
-    ledger, translated = current_ledger(oracle_pack.ledger, ev.fixture or {"digest": ""})
+    ledger, translated = current_ledger(oracle_pack.ledger, ev.fixture)
     if translated:
         ev.notices.append(f"{translated} freeze(s) recorded under the tree-v1 fixture digest matched these fixtures' "
                           "tree-v1 digest; `verdict-gate freeze` records tree-v2")
-    result = score(oracle_pack.catalog, ledger, done.records, oracle_moved=parts.oracle_moved,
+    result = score(oracle_pack.catalog, ledger, done.records, oracle_edited=parts.oracle_edited,
                    replays=[r.base_sig() for r in ev.base_sig.replays], base_revision=ev.base_revision,
                    ancestors=ancestors, policy=ev.policy, today=today,
-                   ran=sum(prop.id not in parts.oracle_moved for prop in oracle_pack.catalog.properties),
+                   ran=sum(prop.id not in parts.oracle_edited for prop in oracle_pack.catalog.properties),
                    items=done.items, phase_failures=done.phase_failures)
     if result.nothing_ran:
         ev.notices.append("pytest collected zero tests for the catalog's properties: outcome incomplete")
@@ -636,7 +632,7 @@ def score_run(ev: Evidence, oracle_pack: pack.Pack, parts: diffsplit.Split, done
     ev.ledger, ev.today, ev.ancestors, ev.items = ledger, today, ancestors, done.items
     ev.phase_failures = list(done.phase_failures)
     ev.unreported = [q.id for q in oracle_pack.catalog.properties
-                     if q.id not in parts.oracle_moved and q.id not in done.records]
+                     if q.id not in parts.oracle_edited and q.id not in done.records]
     ev.verdicts = result.verdicts
     ev.why = result.promotion.why
     ev.outcome = result.outcome

@@ -70,7 +70,7 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
             if notices is not None:
                 notices += [f"base replay: {line}" for line in done.notices if f"base replay: {line}" not in notices]
             runs.append(done)
-    fixture_digest = runs[0].fixture["digest"]
+    fixture_digest = runs[0].fixture.digest
     replays = []
     for prop in props:
         for n, done in enumerate(runs):

@@ -37,6 +37,7 @@ from verdict_gate.boundary.fence import host as isolation_host
 from verdict_gate.boundary.fence import reap
 from verdict_gate.boundary.fence.errors import Unavailable
 from verdict_gate.boundary.fence.policy import LEVELS, METHODS, worker_uids
+from verdict_gate.boundary.spec import IsolationSpec, PropertySpec, RunSpec
 from verdict_gate.core.catalog import Property
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import workdir
@@ -289,26 +290,7 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     ini.write_text("[pytest]\n", encoding="utf-8")
     results: dict[str, dict[str, Any]] = {}
     tally = _Tally(len(props))
-    work: list[tuple[str, list[Property]]] = []
-    methods: dict[str, str] = {}
-    for level, group in isolation_groups(props):
-        if level != "none":
-            try:
-                methods[level] = isolation_host.method(level)
-                if methods[level] in METHODS["sandbox"] and isolation_host.own_uid_works():
-                    # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
-                    # its temp dir inside the gate's private work dirs (Landlock and the mounts, not file modes,
-                    # fence the rest).
-                    workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
-            except Unavailable as exc:
-                tally.report(progress, f"isolation {level} is unavailable here: {len(group)} propert"
-                                       f"{'y' if len(group) == 1 else 'ies'} not run", len(group))
-                for prop in group:
-                    results[prop.id] = _synthetic(prop, "fail", "verdict_gate.IsolationUnavailable", str(exc),
-                                                  {"level": level, "method": "unavailable", "fences": {},
-                                                   "why": str(exc)})
-                continue
-        work += [(level, share) for share in shares(group, jobs)]
+    work, methods = _plan(props, ws, jobs, progress, tally, results)
     cpus = _cpus()
     attempts = iter(range(1, 1_000_000))
     lock = threading.Lock()
@@ -336,23 +318,59 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
         return mine, failures
 
     phase_failures: list[str] = []
-    if len(work) <= 1 or jobs <= 1:
-        done = [run_share(i, level, share) for i, (level, share) in enumerate(work)]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
-            try:
-                done = list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
-            except BaseException:
-                stop.set()  # Ctrl-C, SIGTERM, an error: the other shares stop now, not after their last property
-                raise
+    done = _run_shares(work, run_share, jobs, stop)
     if stop.is_set():
         raise Cancelled("the run was cancelled")
     for mine, failures in done:
         results.update(mine)
         phase_failures += failures
     return RawResults(results, phase_failures)
+
+
+def _plan(props: Sequence[Property], ws: Workspace, jobs: int, progress: Progress, tally: _Tally,
+          results: dict[str, dict[str, Any]]) -> tuple[list[tuple[str, list[Property]]], dict[str, str]]:
+    """The shares to run, ``(level, properties)``, and the method of each level, chosen once here. A level the
+    host cannot give fails its properties in ``results`` now, before anything runs (verdict V17)."""
+    work: list[tuple[str, list[Property]]] = []
+    methods: dict[str, str] = {}
+    for level, group in isolation_groups(props):
+        if level != "none":
+            try:
+                methods[level] = isolation_host.method(level)
+                if methods[level] in METHODS["sandbox"] and isolation_host.own_uid_works():
+                    # The worker runs as a uid of its own: it must be able to reach the tree, the fixtures and
+                    # its temp dir inside the gate's private work dirs (Landlock and the mounts, not file modes,
+                    # fence the rest).
+                    workdir.open_to_worker([ws.tree_dir, ws.pack_dir / "fixtures", ws.scratch])
+            except Unavailable as exc:
+                tally.report(progress, f"isolation {level} is unavailable here: {len(group)} propert"
+                                       f"{'y' if len(group) == 1 else 'ies'} not run", len(group))
+                for prop in group:
+                    results[prop.id] = _synthetic(prop, "fail", "verdict_gate.IsolationUnavailable", str(exc),
+                                                  {"level": level, "method": "unavailable", "fences": {},
+                                                   "why": str(exc)})
+                continue
+        work += [(level, share) for share in shares(group, jobs)]
+    return work, methods
+
+
+Share = Callable[[int, str, list[Property]], tuple[dict[str, dict[str, Any]], list[str]]]
+
+
+def _run_shares(work: Sequence[tuple[str, list[Property]]], run_share: Share, jobs: int,
+                stop: threading.Event) -> list[tuple[dict[str, dict[str, Any]], list[str]]]:
+    """Each share's results and phase failures, its process (or processes) run by ``run_share``: one after another,
+    or ``jobs`` at once on threads."""
+    if len(work) <= 1 or jobs <= 1:
+        return [run_share(i, level, share) for i, (level, share) in enumerate(work)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verdict-gate-job") as pool:
+        try:
+            return list(pool.map(lambda item: run_share(item[0], *item[1]), enumerate(work)))
+        except BaseException:
+            stop.set()  # Ctrl-C, SIGTERM, an error: the other shares stop now, not after their last property
+            raise
 
 
 def placement(cpus: Sequence[int], index: int, at_once: int) -> tuple[int | None, int | None]:
@@ -412,27 +430,27 @@ def _shared_dir(ws: Workspace, attempt: int) -> Path:
 
 def _isolation_spec(ws: Workspace, level: str, props: Sequence[Property], cpu: int | None,
                     worker_cpu: int | None = None, method: str | None = None,
-                    shared: Path | None = None) -> dict[str, Any]:
-    return {
-        "level": level,
-        "method": method,  # chosen once per run (fence.host.method): the oracle process does not probe again
-        "userns": isolation_host.bwrap_userns() if method == "bwrap" else None,
-        "own_uid": isolation_host.own_uid_works() if method in METHODS["sandbox"] else False,
+                    shared: Path | None = None) -> IsolationSpec:
+    return IsolationSpec(
+        level=level,
+        method=method,  # chosen once per run (fence.host.method): the oracle process does not probe again
+        userns=isolation_host.bwrap_userns() if method == "bwrap" else None,
+        own_uid=isolation_host.own_uid_works() if method in METHODS["sandbox"] else False,
         # See placement(): one CPU for both, or with CPUs to spare one each, polling.
-        "cpu": cpu,
-        "worker_cpu": worker_cpu,
-        "spin_s": SPIN_S if worker_cpu is not None else 0.0,
+        cpu=cpu,
+        worker_cpu=worker_cpu,
+        spin_s=SPIN_S if worker_cpu is not None else 0.0,
         # One answer (an import at collection, when no property timeout runs yet) may take this long.
-        "answer_timeout": max(p.timeout for p in props),
-        "cwd": str(ws.tree_dir),
-        "readonly": [str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
-        "scratch": str(ws.scratch),
-        "shared": [str(shared)] if shared is not None else [],
-        "secrets": [str(s) for s in ws.secrets],
-        "limits": dict(ws.limits),
-        "candidate_modules": list(ws.modules),
-        "reviewed": None if ws.reviewed is None else sorted(ws.reviewed),
-    }
+        answer_timeout=max(p.timeout for p in props),
+        cwd=str(ws.tree_dir),
+        readonly=[str(ws.tree_dir), str(ws.pack_dir / "fixtures")],
+        scratch=str(ws.scratch),
+        shared=[str(shared)] if shared is not None else [],
+        secrets=[str(s) for s in ws.secrets],
+        limits=dict(ws.limits),
+        candidate_modules=list(ws.modules),
+        reviewed=None if ws.reviewed is None else sorted(ws.reviewed),
+    )
 
 
 def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: int, progress: Progress,
@@ -442,23 +460,22 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
     oracles = sorted({p.oracle for p in props})
     bytecode = bytecode_cache(ws.scratch, level)
     shared = _shared_dir(ws, attempt)
-    spec = {
-        "python_path": [str(p) for p in ws.python_path],
-        "roots": [[str(root), prefix] for root, prefix in ws.roots],
-        "watch": [str(w) for w in ws.watch if w.is_dir()],
-        "properties": [{"id": p.id, "selector": p.selector, "seed": p.seed, "kind": p.kind, "fresh": p.fresh_examples,
-                        **ws.passes.get(p.id, {})}
-                       for p in props],
-        "files": [str(ws.pack_dir / o) for o in oracles],
-        "boundary": str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
-        "hypothesis": ws.hypothesis,
+    spec = RunSpec(
+        python_path=[str(p) for p in ws.python_path],
+        roots=[(str(root), prefix) for root, prefix in ws.roots],
+        watch=[str(w) for w in ws.watch if w.is_dir()],
+        properties=[PropertySpec(p.id, p.selector, p.seed, p.kind, p.fresh_examples, ws.passes.get(p.id, {}))
+                    for p in props],
+        files=[str(ws.pack_dir / o) for o in oracles],
+        boundary=str(Path(stream.__file__).resolve().parent),  # the plugin loads it by path (boundary/load.py)
+        hypothesis=ws.hypothesis,
         # Kept across runs: the plugin goes on writing bytecode for what tests import late; a per-run cache
         # (level none, or no shared one) is never read again, so nothing more is written into it.
-        "keep_bytecode": bytecode == shared_bytecode_cache(),
-        "isolation": _isolation_spec(ws, level, props, cpu, worker_cpu, method, shared),
-    }
+        keep_bytecode=bytecode == shared_bytecode_cache(),
+        isolation=_isolation_spec(ws, level, props, cpu, worker_cpu, method, shared),
+    )
     spec_file = ws.scratch / f"spec-{attempt}.json"
-    spec_file.write_text(json.dumps(spec), encoding="utf-8")
+    spec_file.write_text(json.dumps(spec.to_json()), encoding="utf-8")
     results_file = ws.scratch / f"results-{attempt}.jsonl"
     results_file.touch()
     log = open(ws.scratch / f"pytest-{attempt}.log", "wb")  # noqa: SIM115

@@ -42,6 +42,7 @@ from .handles import (
     _End,
     _InstanceAttr,
     _Probe,
+    _unpickle,
     _ValueMirror,
 )
 from .importer import Finder, ProxyModule, _Loader
@@ -54,5 +55,5 @@ __all__ = [
     "LyingEquality", "NotCrossable", "ProxyModule", "ProxyType", "RemoteFunction", "Texts", "WorkerCrashed", "_End",
     "_Inherited", "_InstanceAttr", "_Loader", "_Method", "_MirrorMeta", "_ModuleName", "_NoLength", "_PackModule",
     "_PackModules", "_Probe", "_RecordMeta", "_Refused", "_ValueMirror", "current", "exception_from", "install",
-    "mirror_exception", "record_class",
+    "mirror_exception", "record_class", "_unpickle",
 ]

@@ -41,13 +41,21 @@ def install(client: Client) -> Any:
     original, testmod, testfile = doctest.DocTestFinder.find, doctest.testmod, doctest.testfile
     walk = doctest.DocTestFinder._find  # type: ignore[attr-defined]
     parse, load = doctest.DocTestParser.parse, doctest._load_testfile  # type: ignore[attr-defined]
-    doctest.DocTestFinder.find = _finder(client, original)  # type: ignore[method-assign]
-    doctest.DocTestFinder._find = _walker(client, walk)  # type: ignore[attr-defined]
-    doctest.DocTestParser.parse = _parser(client, parse)  # type: ignore[method-assign]
-    doctest._load_testfile = _loader(client, load)  # type: ignore[attr-defined]
-    doctest.testmod = _testmod(client, testmod)
-    doctest.testfile = _testfile(client, testfile)
+    doctest.DocTestFinder.find = _named(_finder(client, original))  # type: ignore[method-assign]
+    doctest.DocTestFinder._find = _named(_walker(client, walk))  # type: ignore[attr-defined]
+    doctest.DocTestParser.parse = _named(_parser(client, parse))  # type: ignore[method-assign]
+    doctest._load_testfile = _named(_loader(client, load))  # type: ignore[attr-defined]
+    doctest.testmod = _named(_testmod(client, testmod))
+    doctest.testfile = _named(_testfile(client, testfile))
     return original, walk, testmod, parse, testfile, load
+
+
+def _named(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` under the qualified name it had as a local of one function (``_fence_doctest``): a property's
+    failed assertion shows the function it called (``<function _fence_doctest.<locals>.in_worker at …>``),
+    and that message is part of the failure's signature, which moving code must not change."""
+    fn.__qualname__ = f"_fence_doctest.<locals>.{fn.__name__}"
+    return fn
 
 
 def _refuse(client: Client, obj: Any, name: Any) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import codec
 from ..protocol import DELATTR, DUNDER, GETATTR, MAX_BATCH, NEXT, SETATTR, SIGNATURE, UNPICKLE
-from .errors import NotCrossable, WorkerCrashed, candidate_error, named
+from .errors import PACKAGE, NotCrossable, WorkerCrashed, candidate_error, named
 
 if TYPE_CHECKING:
     from .client import Client
@@ -425,6 +425,10 @@ def _unpickle(data: bytes) -> Any:
     if client is None:
         raise NotCrossable("a pickled candidate object can only be unpickled while its worker runs")
     return client.request({"op": UNPICKLE, "arg": client.encode(data)})
+
+
+# Pickle names a function by its module: a handle's pickle holds _verdict_gate_boundary.proxy._unpickle, as before.
+_unpickle.__module__ = PACKAGE
 
 
 @named

@@ -497,9 +497,10 @@ _DRAWS: dict[str, Any] = {}  # _draw_codes's, for the class it read
 
 
 def _callback_codes(client: Any) -> frozenset[Any]:
-    """The code of the boundary's callback server (``Client._serve``): its frame runs oracle code the candidate
-    called back, so it stands for the candidate's code on a path at a fenced level."""
-    serve = getattr(type(client), "_serve", None) if client is not None else None
+    """The code of the boundary's callback server (``Callbacks.serve`` of the client's package): its frame runs
+    oracle code the candidate called back, so it stands for the candidate's code on a path at a fenced level."""
+    package = sys.modules.get(type(client).__module__) if client is not None else None
+    serve = getattr(getattr(package, "Callbacks", None), "serve", None)
     code = getattr(serve, "__code__", None)
     return frozenset([code]) if code is not None else frozenset()
 

@@ -24,7 +24,15 @@ from test_audit import _forge_verdict, refit
 
 from verdict_gate.core.diffsplit import Split
 from verdict_gate.core.evidence import Evidence
-from verdict_gate.core.records import BaseSigRecord, FailureRecord, ReplayRecord, RunRecord, RunsRecord
+from verdict_gate.core.records import (
+    BaseSigRecord,
+    DiffRecord,
+    FailureRecord,
+    FixtureRecord,
+    ReplayRecord,
+    RunRecord,
+    RunsRecord,
+)
 from verdict_gate.core.signature import make_signature, set_signature
 from verdict_gate.core.verdict import Example
 from verdict_gate.host import git
@@ -166,14 +174,12 @@ def pipeline_files(gen: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict
                         "pack_root": "oracle"},
                   policy=catalog.policy, freeze_base=catalog.freeze_base, claimed=catalog.claimed,
                   properties=catalog.by_id(), oracle_files=dict(pack.texts), run_id="run-1")
-    ev.fixture = {"version": 1, "format": "tree-v2", "digest": DIGEST, "revision": HEAD,
-                  "roots": {"pack": "fixtures", "repo": []}, "files": 0, "bytes": 0, "normalizers": []}
+    ev.fixture = FixtureRecord(format="tree-v2", digest=DIGEST, revision=HEAD, repo_roots=(), files=0, bytes=0)
     moved = tuple(gen["moved"])
-    ev.oracle_edited = {"version": 1, "base_revision": BASE, "head_revision": HEAD,
-                        "buckets": {"oracle": sorted(f"oracle/properties/test_{pid}.py" for pid in moved),
-                                    "control": [], "fixtures": [], "src": [], "generated": [], "other": []},
-                        "oracle_moved": list(moved), "control_edits": [], "void": False, "running": None,
-                        "workflow_edits": []}
+    ev.diff = DiffRecord(base_revision=BASE, head_revision=HEAD,
+                         buckets={"oracle": tuple(sorted(f"oracle/properties/test_{pid}.py" for pid in moved)),
+                                  "control": (), "fixtures": (), "src": (), "generated": (), "other": ()},
+                         oracle_edited=moved, control_edits=())
     ev.runs = RunsRecord(revision=HEAD, base_revision=BASE, fixture_digest=DIGEST,
                          environment={"PYTHONHASHSEED": "0", "TZ": "UTC", "python": "3", "pytest": "8",
                                       "hypothesis": "6"}, runs=gen["runs"], run_id="run-1")
@@ -181,7 +187,7 @@ def pipeline_files(gen: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict
     done = Execution(records=dict(gen["runs"]), fixture=ev.fixture, items=gen["items"], notices=[],
                      phase_failures=list(gen["phase_failures"]))
     monkeypatch.setattr(git, "is_ancestor", lambda _repo, rev, base: gen["ancestors"][rev])
-    pipeline.score_run(ev, pack, Split(changes=(), oracle_moved=moved), done, gen["today"])
+    pipeline.score_run(ev, pack, Split(changes=(), oracle_edited=moved), done, gen["today"])
     return {name: text.encode() for name, text in render_all(ev).items()}
 
 

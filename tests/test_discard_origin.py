@@ -22,6 +22,7 @@ from hypothesis.internal.reflection import define_function_signature
 
 import verdict_gate_plugin as plugin
 from verdict_gate.boundary import proxy
+from verdict_gate.boundary.proxy.errors import control_flow
 
 pytestmark = [pytest.mark.fast, pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")]
 
@@ -173,7 +174,7 @@ def test_at_a_fenced_level_only_a_call_the_candidate_made_back_leads_to_its_disc
 
 
 def test_the_callback_server_the_plugin_names_is_the_boundary_s():
-    assert plugin._callback_codes(object.__new__(proxy.Client)) == frozenset([proxy.Client._serve.__code__])
+    assert plugin._callback_codes(object.__new__(proxy.Client)) == frozenset([proxy.Callbacks.serve.__code__])
 
 
 def test_only_hypothesis_s_real_classes_are_its_discards_and_its_control_flow():
@@ -184,9 +185,9 @@ def test_only_hypothesis_s_real_classes_are_its_discards_and_its_control_flow():
     look_alikes = [type(name, (Exception,), {}) for name in ("UnsatisfiedAssumption", "Frozen")]
     for cls in [StopTestLookAlike, *look_alikes]:
         assert not isinstance(cls(), plugin._discards())
-        assert not proxy._control_flow(cls())
+        assert not control_flow(cls())
     for exc in (StopTest(0), UnsatisfiedAssumption(), Frozen("x")):
-        assert isinstance(exc, plugin._discards()) and proxy._control_flow(exc)
+        assert isinstance(exc, plugin._discards()) and control_flow(exc)
     # The candidate's own, mirrored by the boundary, is one of those look-alikes.
     mirrored = proxy.mirror_exception([["hypothesis.errors", "UnsatisfiedAssumption"], ["builtins", "Exception"]])
-    assert not proxy._control_flow(mirrored()) and not isinstance(mirrored(), plugin._discards())
+    assert not control_flow(mirrored()) and not isinstance(mirrored(), plugin._discards())

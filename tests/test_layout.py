@@ -164,7 +164,7 @@ def report_problems(source: str, where: str, module: str) -> list[str]:
 
 
 # The hubs of the boundary's two sides (docs/design.md §10): every other module of these packages is a spoke.
-HUBS = {"verdict_gate.boundary.proxy": ("__init__", "client", "translate"),
+HUBS = {"verdict_gate.boundary.proxy": ("__init__", "client", "translate", "hooks"),
         "verdict_gate.boundary.worker": ("__init__", "main", "server", "values")}
 SPOKE_IMPORTS = ("verdict_gate.boundary.protocol", "verdict_gate.boundary.codec")  # and the package's errors
 

@@ -27,8 +27,7 @@ import pytest
 from verdict_gate.boundary import codec, proxy
 from verdict_gate.boundary.fence import host
 from verdict_gate.boundary.fence.errors import Unavailable
-from verdict_gate.boundary.proxy import client as hub
-from verdict_gate.boundary.proxy import doctests, records, textguard
+from verdict_gate.boundary.proxy import doctests, hooks, records, textguard
 
 CANDIDATE = '''"""The candidate's helpers (a module docstring: text, like a function's)."""
 import contextlib, dataclasses, enum, random, sys, warnings
@@ -449,7 +448,7 @@ def client(tree: Path, tmp_path: Path, worker_bytecode: str) -> Any:
     client.oracle_roots = [str(Path(__file__).parent) + "/"]  # this file plays the pack
     client.start()
     client.as_itself = True  # what the plugin sets while a test's function runs
-    seed, setstate = hub._follow_random(client)
+    seed, setstate = hooks._follow_random(client)
     yield client
     random.seed, random.setstate = seed, setstate
     client.close()

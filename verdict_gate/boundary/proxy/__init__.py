@@ -11,7 +11,8 @@ spokes hold the client they are given:
   derive from them, with their shadows in the worker;
 - :mod:`.records` — dataclass, named tuple and attrs instances and enum members, compared by value;
 - :mod:`.exceptions` — the candidate's exceptions mirrored, the oracle's as data;
-- :mod:`.importer` — the import hook and :class:`ProxyModule`;
+- :mod:`.importer` — the import hook and :class:`ProxyModule`; :mod:`.hooks` puts it and the other process-wide
+  hooks in place (:func:`install`);
 - :mod:`.callbacks` — what the worker may do with an oracle object (and which iterators it may read ahead);
 - :mod:`.textguard`, :mod:`.doctests` — candidate text never runs as code here;
 - :mod:`.errors` — the exceptions, and why every class here is named as this package's (:func:`.errors.named`).
@@ -21,7 +22,7 @@ Every class of the package is re-exported here under the name it reports (pickle
 
 from .callbacks import ByReference, Callbacks, _PackModule, _PackModules
 from .classes import BoundCall, ProxyType, _Inherited, _Method, _ModuleName
-from .client import Client, current, install
+from .client import Client, current
 from .errors import (
     BoundaryError,
     BoundaryWarning,
@@ -45,6 +46,7 @@ from .handles import (
     _unpickle,
     _ValueMirror,
 )
+from .hooks import install
 from .importer import Finder, ProxyModule, _Loader
 from .records import EnumMember, _RecordMeta, record_class
 from .textguard import Texts

@@ -13,7 +13,7 @@ from typing import Any
 from verdict_gate.core.digest import FORMAT
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.signature import set_signature, signature_of
-from verdict_gate.core.verdict import FailureRef, Freeze
+from verdict_gate.core.verdict import NEVER_REACHED, FailureRef, Freeze, oracle_fix
 
 # A pack without a ledger has no freezes yet (a new oracle): nothing can be forgiven.
 EMPTY_LEDGER = '{"version": 1, "freezes": []}'
@@ -213,6 +213,19 @@ def unfreezable(replay: Mapping[str, Any]) -> str:
     return ""
 
 
+def _never_ran_fix(replay: Mapping[str, Any]) -> str:
+    """For a replay that never reached the property's body because of the pack (a fixture it lacks, an import or
+    collection error at its own line): the pack's line and what to do (:func:`verdict_gate.core.verdict.oracle_fix`);
+    else ``""``."""
+    for failure in replay.get("failures") or [replay]:
+        parts = failure.get("signature_parts") or {}
+        exc_type = parts.get("exc_type") or failure.get("exc_type") or ""
+        if exc_type in NEVER_REACHED or replay.get("hits") == 0:
+            where = f"the pack's {parts['site']}: " if parts.get("site") else ""
+            return f"{where}the property cannot run, so there is nothing to freeze: {oracle_fix(exc_type)}"
+    return ""
+
+
 @dataclass(frozen=True)
 class Seen:
     """What the base replays of one property showed, judged for a freeze (:func:`judge_tries`).
@@ -260,7 +273,8 @@ def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) 
         why = unfreezable(t)
         at = f" (try {n} of {len(tries)})" if len(tries) > 1 else ""
         if why:
-            raise GateError("base.sig.json", f"the replay of {prop_id!r}{at}", f"cannot be frozen: {why}", fix)
+            raise GateError("base.sig.json", f"the replay of {prop_id!r}{at}", f"cannot be frozen: {why}",
+                            _never_ran_fix(t) or fix)
         if t["status"] == "missing":
             raise _refuse(prop_id, f"try {n} produced no result, so the replays cannot say what fails", fix)
     places = {(t["base_revision"], t["fixture_digest"]) for t in tries}

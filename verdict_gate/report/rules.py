@@ -125,6 +125,16 @@ RULES: dict[str, Rule] = {
         "host's fault instead: isolation_unavailable, outcome incomplete.",
         "Run the property with plain pytest (docs/adopting.md) to see the crash; a segfault or os._exit in the "
         "code under test shows up here."),
+    "oracle_error": Rule(
+        "The oracle cannot run: the property fails before its body on the base revision too.",
+        "The oracle's own fault, never the patch's: the property failed before any example reached its body (a "
+        "collection or import error in the pack's code, a pytest fixture the pack does not define), and it fails "
+        "the same way on the base revision, where the patch is not. The outcome is incomplete (exit 4), not "
+        "blocked, and a missing run is never a pass. The detail names the pack's file and line.",
+        "Fix the pack through the oracle's review path: define a missing fixture in the pack's own conftest.py "
+        "(the gate never loads the repository's), add a module the pack imports to the pack (or its directory to "
+        "the catalog's python_path), or fix the line named. `verdict-gate check --rev BASE` shows it without a "
+        "patch."),
     "unseeded": Rule(
         "A seeded property ran without its recorded seed.",
         "A kind: property ran without the Hypothesis seed the catalog records, so its result cannot be "

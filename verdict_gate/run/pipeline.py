@@ -6,8 +6,9 @@
 4. :func:`base_replay` — the ledger's properties on the base revision (``base.sig.json``);
 5. :func:`candidate_run` — every catalog property not edited, on HEAD (``runs.json``); with a budget
    of two or more processes, steps 4 and 5 run side by side (:func:`base_and_candidate`); then
-   :func:`flaky_tries` tries a property with a flaky freeze on the base again where its verdict needs it,
-   and :func:`fresh_replay` replays fresh examples that failed;
+   :func:`oracle_faults` runs a property that failed before its body on the base too (the pack's fault or the
+   patch's), :func:`flaky_tries` tries a property with a flaky freeze on the base again where its verdict needs
+   it, and :func:`fresh_replay` replays fresh examples that failed;
 6. :func:`score_run` — :func:`verdict_gate.core.score.score`: verdicts, promotion, outcome.
 
 The edges live beside it (:mod:`~verdict_gate.host.git`, :mod:`~verdict_gate.run.runner`,
@@ -39,7 +40,7 @@ from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord, f
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
 from verdict_gate.core.upkeep import expiring, expiry_notice
-from verdict_gate.core.verdict import needs_try
+from verdict_gate.core.verdict import needs_try, never_reached
 from verdict_gate.core.workflows import is_workflow
 from verdict_gate.host import checkout, forks, git, workflows
 from verdict_gate.host.fixtures import Digested, current_ledger, fixture_digest, legacy_digest
@@ -160,6 +161,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 progress(f"shard {shard}: {len(mine)} of the catalog's properties")
             done = base_and_candidate(ev, oracle_pack, cand, parts, fixtures, scratch, progress, jobs, only, base_tree,
                                       same_fixtures)
+            oracle_faults(ev, oracle_pack, done, scratch, progress, base_tree)
             flaky_tries(ev, oracle_pack, done, scratch, progress, base_tree,
                         _as_base(fixtures, ev.base_revision) if same_fixtures else None)
             fresh_replay(ev, oracle_pack, done, scratch, progress, base_tree)
@@ -487,6 +489,29 @@ def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffs
     if legacy is not None and ev.fixture is not None:
         ev.fixture["compat"] = {TREE_V1: legacy}
     return done
+
+
+def oracle_faults(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: Path, progress: Progress,
+                  base_tree: Path | None) -> None:
+    """Step 5d (docs/design.md §3, "Gate faults are not the candidate's"): a property whose run on the candidate
+    failed before its body (:func:`verdict_gate.core.verdict.never_reached`: a collection or import error, a
+    fixture the pack lacks) is run once on the base revision, unless the base replay ran it already: the same
+    failure there makes it the oracle's fault (``oracle_error``, V18), never the patch's. The tries are kept in
+    ``base.sig.json`` like the base replay's (one, no example log). A worktree of the base is made when the
+    run has none (no frozen property)."""
+    assert ev.base_sig is not None
+    props = oracle_pack.catalog.by_id()
+    on_base = {r.prop_id for r in ev.base_sig.replays if r.base_revision == ev.base_revision}
+    ids = [pid for pid, r in done.records.items()
+           if pid in props and pid not in on_base and never_reached(r.run_result(props[pid]))]
+    if not ids:
+        return
+    progress(f"{len(ids)} propert{'y' if len(ids) == 1 else 'ies'} failed before the body on the candidate: "
+             f"running {'it' if len(ids) == 1 else 'them'} on the base {ev.base_revision[:12]} to tell the pack's "
+             f"fault from the patch's: {', '.join(ids)}")
+    more = replay(Path(ev.repo), ev.base_revision, oracle_pack, ids, scratch, progress, ev.notices,
+                  passes={pid: {} for pid in ids}, name="oracle-replay", tree=base_tree)
+    ev.base_sig = dataclasses.replace(ev.base_sig, replays=ev.base_sig.replays + more.replays)
 
 
 def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: Path, progress: Progress,

@@ -197,6 +197,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
     from verdict_gate import pack
     from verdict_gate.host import git
     from verdict_gate.host.workdir import scratch_dir
+    from verdict_gate.run.collected import check_collected
     from verdict_gate.run.execute import execute
 
     repo = git.toplevel(repo)
@@ -213,6 +214,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
             generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props})
+            check_collected(oracle_pack, done)  # a node: pytest did not collect stopped the run: the catalog's error
             bounded = [dataclasses.replace(prop, isolation="none") for prop in props if prop.isolation != "none"]
             unbounded = None
             if plain and bounded:

@@ -253,6 +253,23 @@ def _refuse(prop_id: str, problem: str, fix: str) -> GateError:
     return GateError("base replay", f"the replays of {prop_id!r}", problem, fix)
 
 
+def answered(tries: Sequence[Mapping[str, Any]], kind: str | None = None) -> bool:
+    """Whether the replays so far (``base.sig.json`` entries of one property, in try order) already decide what
+    ``verdict-gate freeze`` does, so it replays no more (docs/design.md §3, "Flaky freezes"): a try that never
+    reached the property's body or produced no result (refused whatever follows), tries that differ under
+    ``kind`` ``deterministic`` (refused), or a first try that passed, unless ``kind`` is ``flaky`` (refused: a
+    passing property needs no freeze; a flake the user knows of is replayed in full with ``--kind flaky``)."""
+    if not tries:
+        return False
+    last = tries[-1]
+    if unfreezable(last) or last["status"] == "missing":
+        return True
+    sets = {frozenset(f["signature"] for f in (t.get("failures") or ([t] if t["signature"] else []))) for t in tries}
+    if kind == "deterministic" and len(sets) > 1:
+        return True
+    return kind != "flaky" and len(tries) == 1 and sets == {frozenset()}
+
+
 def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) -> Seen:
     """Judge the base replay tries of one property (``base.sig.json`` entries, in try order) for a freeze.
 
@@ -289,7 +306,9 @@ def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) 
         raise _refuse(prop_id, f"show {prop_id!r} {t['status']} on {t['base_revision'][:12]} in "
                       f"{'all ' if len(tries) > 1 else ''}{len(tries)} tr{'y' if len(tries) == 1 else 'ies'}: "
                       "there is no failure to freeze",
-                      "freeze only a failure the base replay reproduced; a passing property needs no freeze")
+                      "freeze only a failure the base replay reproduced; a passing property needs no freeze. If it "
+                      "fails only now and then (a flake), freeze it with --kind flaky: every replay runs and the "
+                      "rate it fails at is recorded")
     differ = len(set(sets)) > 1
     if kind == "deterministic" and differ:
         shown = ", ".join(f"try {n}: {len(s)} failure(s)" if s else f"try {n}: passed" for n, s in enumerate(sets, 1))

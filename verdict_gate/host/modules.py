@@ -156,3 +156,31 @@ def check_modules(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | Non
         f"list the candidate's top-level modules in the catalog, e.g. `modules: [{', '.join(names)}]` "
         "(exactly those names are then served from the candidate), or run the gate from an environment "
         "without that package")
+
+
+def check_nodes(catalog: Catalog, pack_dir: Path) -> None:
+    """Every catalog ``node:`` checked against its oracle file's text (:func:`verdict_gate.core.nodes.missing`),
+    before any property runs: a typo is the catalog's error, never a verdict after the whole run.
+
+    Raises:
+        GateError: naming each property whose node its file does not define, the closest name, and the fix.
+    """
+    from verdict_gate.core.nodes import missing
+
+    problems = []
+    for index, prop in enumerate(catalog.properties):
+        path = pack_dir / prop.oracle
+        if not prop.node or path.suffix != ".py":
+            continue
+        try:
+            with AST_LOCK:
+                why = missing(ast.parse(path.read_bytes()), prop.node)
+        except (SyntaxError, ValueError, OSError):
+            continue  # pytest reports a file that does not parse (the oracle's fault, V18)
+        if why:
+            problems.append(f"$.properties[{index}] {prop.id!r}: node {prop.node!r}: {prop.oracle} {why}")
+    if problems:
+        raise GateError("catalog", catalog.source, "names tests its oracle files do not define:\n    "
+                        + "\n    ".join(problems),
+                        "set each property's node: to a test of its oracle file (test_x, or TestClass::test_x), "
+                        "or drop node: to run every test in the file")

@@ -334,7 +334,8 @@ def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: 
     records do not depend on how processes are scheduled, and the base replay's notices come first.
 
     Raises:
-        GateError, VoidError: from either step; the base replay's first, as when it runs first.
+        GateError, VoidError: from either step; the base replay's first, as when it runs first (an error of the
+            candidate run stops the base replay at once).
     """
     budget = jobs if jobs is not None else runner.default_jobs()
     shared = fixtures if same_fixtures else None
@@ -379,12 +380,11 @@ def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: 
                              slot=slots.slot(0, stop_candidate), cancel=stop_candidate)
     except BaseException as exc:
         failure = exc
-        if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the base replay stops now too
-            stop_base.set()
+        stop_base.set()  # Ctrl-C, SIGTERM, or an error that ends the run (a node: typo): the base replay stops now
     _join(thread, stop_base)  # its worktree, processes and scratch are gone once it returns
     if failure is not None and not isinstance(failure, Exception):
         raise failure
-    if "error" in base:
+    if "error" in base and not (failure is not None and isinstance(base["error"], runner.Cancelled)):
         raise base["error"]
     if failure is not None:
         raise failure

@@ -557,7 +557,9 @@ def _check_freeze(
             return 2, _fail("not_reproduced_on_base",
                             f"the flaky freeze's failures showed in none of the {len(tries)} base replay "
                             f"tr{'y' if len(tries) == 1 else 'ies'} on {base_revision[:12]} under this fixture "
-                            f"digest{odds}; the catalog's replay_tries sets how many tries a flaky freeze gets")
+                            f"digest{odds}; the tries follow from the freeze's recorded rate (a flake at that rate "
+                            "missed at most once in 10,000 gates) within the property's timeout, or from the "
+                            "catalog's replay_tries")
     # Each failure a deterministic record is asked to forgive must have been reproduced on the run's base.
     elif any(f.signature not in set().union(*[r.failure_set() for r in tries]) for f in mine):
         return 2, _fail("not_reproduced_on_base",

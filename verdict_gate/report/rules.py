@@ -43,8 +43,8 @@ RULES: dict[str, Rule] = {
         "The property failed and no freeze covers it.",
         "The property failed on the candidate and the freeze ledger has no record for this property.",
         "Fix the code under test so the property holds. If the failure is known and already on the base "
-        "branch, add a reviewed freeze: verdict-gate freeze --rev BASE --pack PACK replays it 5 times there "
-        "and records a deterministic or a flaky freeze."),
+        "branch, add a reviewed freeze: verdict-gate freeze --rev BASE --pack PACK replays it up to 5 times "
+        "there and records a deterministic freeze, or a flaky one with --kind flaky."),
     "frozen": Rule(
         "A known failure, forgiven by a reviewed freeze.",
         "The property failed with a signature that a freeze in the ledger names, under the same fixture digest, "
@@ -53,9 +53,9 @@ RULES: dict[str, Rule] = {
         deterministic="every failure of the run is in the freeze's set, and the base replay reproduced each of "
         "them; a frozen failure the candidate no longer shows is noted freeze_stale.",
         flaky="the flake showed on the candidate: every failure of the run is in the flaky freeze's set (the union "
-        "of the failures seen when it was recorded), and one of the base replay's tries (up to the catalog's "
-        "replay_tries) showed failures within that set. A frozen failure that did not show is expected, never "
-        "stale."),
+        "of the failures seen when it was recorded), and one of the base replay's tries (up to those planned from "
+        "its recorded rate) showed failures within that set. A frozen failure that did not show is expected, "
+        "never stale."),
     "oracle_moved": Rule(
         "The candidate edits this property's oracle file.",
         "The diff changes the file that holds this property's code, so the candidate is not scored against "
@@ -92,16 +92,17 @@ RULES: dict[str, Rule] = {
         "A freeze only forgives a failure that also shows on the base revision; the base replay there did not "
         "show it.",
         "Deterministic freeze: fix the failure, the candidate brought it. Flaky freeze: read the detail's odds, "
-        "check the candidate's failure, and raise the catalog's replay_tries if the flake is rarer than it allows.",
+        "check the candidate's failure, and record the freeze from more replays (freeze --replays 20) if the rate "
+        "it recorded is off, or set the catalog's replay_tries.",
         deterministic="the base replay passed or failed differently, so the failure is new to the candidate: fix "
         "it. If the property is flaky on the base too, the freeze was recorded from too few replays: record it "
-        "again with verdict-gate freeze --rev BASE --pack PACK (5 replays), which makes it a flaky freeze.",
+        "again with verdict-gate freeze --rev BASE --pack PACK --kind flaky, which records its rate.",
         flaky="none of the base replay's tries showed failures within the frozen set, or none showed any of the "
         "candidate's own failures (so its examples could be compared with none: fail closed). The detail gives the "
         "tries and the chance of that for the rate recorded (a flake that failed k of n replays is missed by T "
         "tries (1 - k/n)^T of the time): either the patch's failure is not the flake, or the flake is rarer than "
-        "the catalog's replay_tries allows for. Raise replay_tries (within the property's timeout) for a rare "
-        "flake."),
+        "the tries allowed for: they follow from the recorded rate (a miss at most once in 10,000 gates at that "
+        "rate, at most 100 tries, within the property's timeout; the run's notice says which bound stopped them)."),
     "freeze_expired": Rule(
         "The freeze has expired.",
         "The freeze's expires_on date is before the run's date, so it no longer forgives the failure.",

@@ -24,7 +24,6 @@ import datetime as dt
 import os
 import shlex
 import threading
-import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -39,6 +38,7 @@ from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
+from verdict_gate.core.tries import MAX_TRIES, miss_chance, one_in, planned, tries_for
 from verdict_gate.core.upkeep import expiring, expiry_notice
 from verdict_gate.core.verdict import needs_try, never_reached
 from verdict_gate.core.workflows import is_workflow
@@ -518,8 +518,11 @@ def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: 
                 base_tree: Path | None, fixtures: Digested | None = None) -> None:
     """Step 5c (docs/design.md §3, "Flaky freezes"): a property with a flaky freeze whose verdict needs a
     base replay try in the candidate's own state (:func:`verdict_gate.core.verdict.needs_try`) is tried on
-    the base again, one try at a time, until it has one, or it has had the catalog's ``replay_tries``, or
-    its extra tries have used its timeout. Every try is kept in ``base.sig.json``, in try order.
+    the base again, one try at a time, until it has one, or it has had its planned tries
+    (:func:`verdict_gate.core.tries.planned`: from the freezes' recorded rates, a flake at its rate missed at
+    most once in 10,000 gates, or the catalog's ``replay_tries``), or its tries' own run time would pass its
+    timeout. Every try is kept in ``base.sig.json``, in try order; a notice per property with a flaky freeze says
+    what was planned, what was tried and, when a bound bit, the odds it left.
 
     Only after the candidate run, so a candidate that passed (or failed outside the freeze) costs no extra
     try. ``fixtures``: the base tree's digest when it is the candidate's (see :func:`base_replay`).
@@ -531,40 +534,61 @@ def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: 
     tries: dict[str, list[ReplayRecord]] = {}
     for rec in ev.base_sig.replays:
         tries.setdefault(rec.prop_id, []).append(rec)
-    spent: dict[str, float] = {}
+    flaky = {pid: [fr for fr in oracle_pack.ledger.for_id(pid) if fr.flaky] for pid in tries if pid in props}
+    plan = {pid: planned([fr.rate for fr in frs], props[pid].replay_tries) for pid, frs in flaky.items() if frs}
+    spent: dict[str, float] = {}  # the property's own run time in its extra tries (its timeout bounds them)
     last: dict[str, float] = {}
 
     def wanted(pid: str) -> bool:
         prop, run = props[pid], done.records.get(pid)
-        if len(tries[pid]) >= prop.replay_tries or spent.get(pid, 0.0) + last.get(pid, 0.0) > prop.timeout:
+        if pid not in plan or len(tries[pid]) >= plan[pid] or spent.get(pid, 0.0) + last.get(pid, 0.0) > prop.timeout:
             return False
         on_base = [t.base_sig() for t in tries[pid] if t.base_revision == ev.base_revision]
         return needs_try(run.run_result(prop) if run else None, oracle_pack.ledger.for_id(pid), on_base)
 
-    while need := [pid for pid in tries if pid in props and wanted(pid)]:
+    while need := [pid for pid in plan if wanted(pid)]:
         n = 1 + max(len(tries[pid]) for pid in need)
         progress(f"base replay: trying {len(need)} propert{'y' if len(need) == 1 else 'ies'} with a flaky freeze "
                  f"again on {ev.base_revision[:12]} (try {n}): {', '.join(need)}")
         passes = {pid: {"example_log": True, **fresh_passes(ev, props[pid])} for pid in need}
-        started = time.monotonic()
+        seconds: dict[str, float] = {}
         more = replay(Path(ev.repo), ev.base_revision, oracle_pack, need, scratch, progress, ev.notices,
-                      passes=passes, name=f"replay-try-{n}", tree=base_tree, fixtures=fixtures)
-        took = time.monotonic() - started
+                      passes=passes, name=f"replay-try-{n}", tree=base_tree, fixtures=fixtures, seconds=seconds)
         for rec in more.replays:
             tries[rec.prop_id].append(dataclasses.replace(rec, try_no=len(tries[rec.prop_id]) + 1))
-            spent[rec.prop_id] = spent.get(rec.prop_id, 0.0) + took
-            last[rec.prop_id] = took
-    for pid, recs in tries.items():
-        run = done.records.get(pid)
-        if len(recs) > 1 and run is not None:
-            short = needs_try(run.run_result(props[pid]), oracle_pack.ledger.for_id(pid),
-                              [t.base_sig() for t in recs if t.base_revision == ev.base_revision])
-            stop = (f"replay_tries {props[pid].replay_tries}" if len(recs) >= props[pid].replay_tries
-                    else f"the property's {props[pid].timeout:g} s timeout")
-            ev.notices.append(f"base replay: {pid}: tried {len(recs)} times for its flaky freeze; "
-                              + (f"no try showed what the candidate's run showed (stopped at {stop})" if short
-                                 else f"try {len(recs)} showed what the candidate's run showed"))
+            spent[rec.prop_id] = spent.get(rec.prop_id, 0.0) + seconds.get(rec.prop_id, 0.0)
+            last[rec.prop_id] = seconds.get(rec.prop_id, 0.0)
+    for pid in plan:
+        ev.notices.append(_tries_notice(ev, props[pid], flaky[pid], plan[pid], tries[pid], done, oracle_pack,
+                                        spent.get(pid, 0.0)))
     ev.base_sig = dataclasses.replace(ev.base_sig, replays=tuple(r for recs in tries.values() for r in recs))
+
+
+def _tries_notice(ev: Evidence, prop: Property, flaky: list[Any], plan: int, recs: list[ReplayRecord],
+                  done: Execution, oracle_pack: pack.Pack, spent: float) -> str:
+    """One property's flaky tries in words: the plan and why, what was tried, and the odds a bound left."""
+    rates = [fr.rate for fr in flaky if fr.rate]
+    rate = min(rates, key=lambda r: r[0] / r[1]) if rates else None
+    why = (f"the catalog's replay_tries {prop.replay_tries}" if prop.replay_tries is not None
+           else f"its freeze failed {rate[0]} of {rate[1]} replays" if rate else "its freeze has no rate")
+    head = f"base replay: {prop.id}: flaky freeze: {plan} tr{'y' if plan == 1 else 'ies'} planned ({why}"
+    if prop.replay_tries is None and rate and tries_for(rate) > plan:
+        head += f"; {tries_for(rate)} would keep a miss under 1 in 10,000, and {MAX_TRIES} is the most a gate makes"
+    head += ")"
+    run = done.records.get(prop.id)
+    on_base = [t.base_sig() for t in recs if t.base_revision == ev.base_revision]
+    if run is None or not run.failed:
+        return f"{head}; the candidate passed, so no try beyond the first"
+    if not needs_try(run.run_result(prop), oracle_pack.ledger.for_id(prop.id), on_base):
+        frozen = {sig for fr in flaky for sig in fr.names()}
+        if {f.signature for f in run.run_result(prop).failure_set()} - frozen:
+            return f"{head}; the candidate failed outside the freeze, so no try could change its verdict"
+        return f"{head}; try {len(recs)} showed what the candidate's run showed"
+    bound = (f"its planned {plan}" if len(recs) >= plan else
+             f"the property's {prop.timeout:g} s timeout (its tries after the first ran {spent:.1f} s)")
+    chance = miss_chance(rate, len(recs))
+    odds = f"; a flake at its rate is missed by {len(recs)} tries {one_in(chance)} of the time" if chance else ""
+    return f"{head}; no try showed what the candidate's run showed, stopped at {bound}{odds}"
 
 
 def new_run_id() -> str:

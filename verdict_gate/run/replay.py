@@ -26,7 +26,8 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
            passes: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
            slot: Slot | None = None, cancel: threading.Event | None = None,
            tree: Path | None = None, fixtures: Digested | None = None, tries: int = 1,
-           first_try: int = 1, until: Callable[[list[ReplayRecord]], bool] | None = None) -> BaseSigRecord:
+           first_try: int = 1, until: Callable[[list[ReplayRecord]], bool] | None = None,
+           seconds: dict[str, float] | None = None) -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev`` (``tree``: one the caller
     made, :func:`verdict_gate.host.checkout.trees`, and removes), ``tries`` times.
 
@@ -37,7 +38,8 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
     Each try is a fresh set of oracle processes (a flake decided once per process shows or not per try);
     the records are numbered ``first_try``, ``first_try + 1``, … and kept in property order, then try order.
     ``until``: called with the records so far after each try; ``True`` ends the tries there (``freeze`` stops as
-    soon as its answer is known).
+    soon as its answer is known). ``seconds``: filled with each property's own run time (``duration_s``), summed
+    over the tries.
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
     A worktree it made is removed on every path.
@@ -73,6 +75,9 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
             if notices is not None:
                 notices += [f"base replay: {line}" for line in done.notices if f"base replay: {line}" not in notices]
             fixture_digest = fixture_digest or done.fixture["digest"]
+            if seconds is not None:
+                for pid, r in done.records.items():
+                    seconds[pid] = seconds.get(pid, 0.0) + float(r.duration_s or 0.0)
             replays += [_record(prop.id, done.records.get(prop.id), fixture_digest, rev, first_try + n)
                         for prop in props]
             if until is not None and until(replays):

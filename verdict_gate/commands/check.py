@@ -45,9 +45,10 @@ def add_parser(sub: Any) -> None:
     add_pack_options(chk)
     chk.add_argument("--format", choices=["text", "json"], default="text",
                      help="text (default) or json: one document on stdout: {format, ok, revision, where, notes, "
-                          "properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, fix, "
-                          "freeze_command, boundary}]}; boundary: [{node, gate, plain}], the test nodes whose "
-                          "outcome differs with no boundary")
+                          "warnings, properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, "
+                          "fix, freeze_command, boundary}]}; boundary: [{node, gate, plain}], the test "
+                          "nodes whose outcome differs with no boundary; warnings: what a freeze of a test could not "
+                          "see (an assertion in a loop, an expected value computed after candidate code had it)")
     chk.set_defaults(run=run)
 
 
@@ -132,6 +133,7 @@ class Report:
     revision: str
     where: str
     freeze_hint: str  # `{id}` is the property's id
+    warnings: tuple[str, ...] = ()  # what a freeze of these tests could not see (host.modules.blind_spots)
 
     @property
     def ok(self) -> bool:
@@ -165,7 +167,7 @@ class Report:
                 out.append(f"{c.id}: {len(c.boundary)} test(s) end differently with no boundary; {BOUNDARY_FIX}")
                 out += [f"    {node}: {gate} under the gate, {plain} with no boundary"
                         for node, gate, plain in c.boundary]
-        return out + [f"note: {n}" for n in self.notes]
+        return out + [f"warning: {w}" for w in self.warnings] + [f"note: {n}" for n in self.notes]
 
     def document(self) -> dict[str, Any]:
         """The ``--format json`` document (``verdict-gate/check/v2``)."""
@@ -176,7 +178,7 @@ class Report:
                                 if c.would_freeze and not c.boundary else None,
                                 "boundary": [{"node": n, "gate": g, "plain": p} for n, g, p in c.boundary]}
                                for c in self.properties],
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "warnings": list(self.warnings)}
 
 
 FORMAT = "verdict-gate/check/v2"  # v2: per-property data (v1: the text lines)
@@ -196,6 +198,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
 
     from verdict_gate import pack
     from verdict_gate.host import git
+    from verdict_gate.host.modules import blind_spots
     from verdict_gate.host.workdir import scratch_dir
     from verdict_gate.run.collected import check_collected
     from verdict_gate.run.execute import execute
@@ -212,6 +215,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
         tree_cm: Any = git.worktree(repo, commit, scratch) if rev else nullcontext(repo)
         with tree_cm as tree:
             generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
+            warnings = blind_spots(oracle_pack.catalog, oracle_pack.dir, tree, [p.id for p in props])
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props})
             check_collected(oracle_pack, done)  # a node: pytest did not collect stopped the run: the catalog's error
@@ -234,7 +238,7 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
                                                                         unbounded.records.get(c.id)))
                    for c in checked]
     return Report(tuple(checked),
-                  tuple([*generated_notes, *done.notices]), commit, where, hint)
+                  tuple([*generated_notes, *done.notices]), commit, where, hint, tuple(warnings))
 
 
 def _checked(pid: str, r: Any) -> Checked:

@@ -67,7 +67,8 @@ def add_parser(sub: Any) -> None:
 def boundary_differences(args: argparse.Namespace) -> str:
     """Before the replays: run the property on ``--rev`` under the gate and with no boundary (as
     ``verdict-gate check`` does), so that a failure the boundary makes, even one that raises nothing, is
-    never recorded as the project's. Returns the differences, shown (``""``: none).
+    never recorded as the project's. Returns the differences, shown (``""``: none). What a freeze of the
+    property's tests could not see (``check``'s warnings) is printed now, before anything is recorded.
 
     Raises:
         GateError: a test node ends differently with no boundary and ``--kind flaky`` was not given (nothing is
@@ -76,6 +77,8 @@ def boundary_differences(args: argparse.Namespace) -> str:
     from verdict_gate.commands.check import check
 
     report = check(Path(args.repo), args.pack, args.rev, pack_options(args), only=[args.id])
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     differing = [d for c in report.properties for d in c.boundary]
     if not differing:
         return ""

@@ -15,7 +15,7 @@ import ast
 import difflib
 from collections.abc import Iterable
 
-from verdict_gate.core.classes import statements_in
+from verdict_gate.core.classes import every_node, statements_in
 
 DYNAMIC = frozenset({"globals", "exec", "setattr", "__getattr__", "vars", "locals"})
 
@@ -56,7 +56,7 @@ def _bound(body: Iterable[ast.stmt]) -> set[str]:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else (
                 [item.optional_vars for item in stmt.items if item.optional_vars is not None]
                 if isinstance(stmt, (ast.With, ast.AsyncWith)) else [stmt.target])
-            names.update(n.id for t in targets for n in _every(t) if isinstance(n, ast.Name))
+            names.update(n.id for t in targets for n in every_node(t) if isinstance(n, ast.Name))
         if isinstance(stmt, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)) or \
                 type(stmt).__name__ == "TryStar":
             names |= _bound(s for s in statements_in(stmt) if isinstance(s, ast.stmt))
@@ -67,7 +67,7 @@ def _bound(body: Iterable[ast.stmt]) -> set[str]:
 
 def _dynamic(tree: ast.Module) -> bool:
     """Whether the module can bind a name the text does not show: a star import, or a name such as ``globals``."""
-    for node in _every(tree):
+    for node in every_node(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             return True
         if isinstance(node, ast.Name) and node.id in DYNAMIC:
@@ -75,15 +75,6 @@ def _dynamic(tree: ast.Module) -> bool:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in DYNAMIC:
             return True
     return False
-
-
-def _every(tree: ast.AST) -> Iterable[ast.AST]:
-    """Every node of ``tree``, ``tree`` first (what ``ast.walk`` gives)."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(ast.iter_child_nodes(node))
 
 
 def _closest(name: str, names: Iterable[str]) -> str:

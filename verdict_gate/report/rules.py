@@ -232,7 +232,31 @@ def rules_markdown() -> str:
         out += [f"## {reason}", "", f"**{rule.short}**", "", rule.full, ""]
         out += [line for kind in rule.kinds() for line in (kind, "")]
         out += [f"Fix: {rule.fix}", ""]
+    out += SEEN
     return "\n".join(out)
+
+
+# docs/rules.md's last section: the limits of what a freeze is matched against.
+SEEN = [
+    "## What a freeze can and cannot see", "",
+    "A freeze forgives a failure set: each failing test node, and each distinct bug Hypothesis reports inside "
+    "one, by its signature (the node, seed, exception type, normalised message, counterexample, where it was "
+    "raised and the pack line it came through). The gate sees every failure a test reports, every example a "
+    "Hypothesis property draws (the example logs: an example that held on the base and fails now is "
+    "new_failing_examples), and fresh examples drawn from a seed the patch cannot know.", "",
+    "It cannot see what a test never reached. Two shapes of a test hide more than the failure that is frozen, "
+    "as they do under plain pytest; `verdict-gate check` and `verdict-gate freeze` warn about both, with the "
+    "line, before a freeze is recorded:", "",
+    "- **An assertion inside a loop** of an example test (`for amount, band in CASES: assert bands(amount) == "
+    "band`): the first row that fails ends the test, so once that failure is frozen, a patch that breaks every "
+    "row after it fails the same way and is forgiven. Write the rows with `@pytest.mark.parametrize`: each row "
+    "is a test node whose failure is its own.",
+    "- **An expected value computed from an argument after candidate code had it** (`out = sort(xs)`, then "
+    "`assert out == sorted(xs)`): a candidate that rewrites its argument agrees with itself. Compute the "
+    "expected value before the call, or hand the candidate a copy.", "",
+    "Nor can a freeze tell a flake's failure from the same failure made deterministic: a flaky freeze forgives "
+    "its failures whenever a base try shows them too, however often the candidate shows them.", "",
+]
 
 
 if __name__ == "__main__":

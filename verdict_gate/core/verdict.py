@@ -613,5 +613,6 @@ def oracle_fix(exc_type: str) -> str:
     if exc_type in ("builtins.ModuleNotFoundError", "builtins.ImportError"):
         return ("the pack imports a module or name that neither the pack nor the base revision has: add the module "
                 "to the pack beside the property, put its directory on the catalog's python_path, install it beside "
-                "the gate, or fix the import")
+                "the gate, or fix the import; a file the project's build writes and git ignores (a _version.py) goes "
+                "under the catalog's generated:")
     return "fix the pack's code at that line (plain pytest fails it on the base revision too)"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verdict_gate.core.tries import MAX_TRIES, MISS, NO_RATE_TRIES, miss_chance, one_in, planned, tries_for
+from verdict_gate.core.tries import MAX_TRIES, MISS, NO_RATE_TRIES, miss_chance, notice, one_in, planned, tries_for
 
 pytestmark = pytest.mark.fast  # in `make check` (pyproject.toml, markers)
 
@@ -61,3 +61,27 @@ def test_a_more_frequent_flake_never_needs_more_tries(rate: tuple[int, int], mor
 def test_odds_in_words() -> None:
     assert one_in(Fraction(1, 64)) == "1 in 64" and one_in(Fraction(1, 16384)) == "1 in 16,384"
     assert one_in(0) == "never"
+
+
+@pytest.mark.parametrize(("kw", "words"), [
+    (dict(plan=14, replay_tries=None, rate=(1, 2), tried=1, state="passed"),
+     "14 tries planned (its freeze failed 1 of 2 replays); the candidate passed, so no try beyond the first"),
+    (dict(plan=14, replay_tries=None, rate=(1, 2), tried=3, state="showed"),
+     "(its freeze failed 1 of 2 replays); try 3 showed what the candidate's run showed"),
+    (dict(plan=3, replay_tries=3, rate=(1, 2), tried=1, state="outside"),
+     "3 tries planned (the catalog's replay_tries 3); the candidate failed outside the freeze"),
+    (dict(plan=6, replay_tries=None, rate=(4, 5), tried=6, state="missed"),  # 0.2^6
+     "no try showed what the candidate's run showed, stopped at its planned 6; a flake at its rate is missed by 6 "
+     "tries 1 in 15,625 of the time"),
+    # The timeout bites first: said so, with the odds the tries made leave.
+    (dict(plan=14, replay_tries=None, rate=(1, 2), tried=4, state="missed", timeout=120, spent=118.5),
+     "stopped at the property's 120 s timeout (its tries after the first ran 118.5 s); a flake at its rate is "
+     "missed by 4 tries 1 in 16 of the time"),
+    # The 100-try bound bites first: said so.
+    (dict(plan=100, replay_tries=None, rate=(1, 100), tried=1, state="passed"),
+     "100 tries planned (its freeze failed 1 of 100 replays; 917 would keep a miss under 1 in 10,000, and 100 is "
+     "the most a gate makes)"),
+])
+def test_each_property_s_tries_are_reported(kw: dict, words: str) -> None:
+    got = notice("prop.x", **{"timeout": 120.0, "spent": 0.0, **kw})
+    assert got.startswith("base replay: prop.x: flaky freeze: ") and words in got, got

@@ -57,3 +57,30 @@ def one_in(chance: Fraction | float) -> str:
     if chance <= 0:
         return "never"
     return f"1 in {round(1 / float(chance)):,}"
+
+
+def notice(prop_id: str, *, plan: int, replay_tries: int | None, rate: tuple[int, int] | None, tried: int,
+           state: str, timeout: float, spent: float) -> str:
+    """One property's flaky tries in words, for the run's notices: the plan and why, and what the tries showed.
+
+    ``state``: ``passed`` (the candidate passed: no try beyond the base replay's), ``outside`` (it failed outside
+    the freeze: no try could change its verdict), ``showed`` (try ``tried`` showed what the candidate's run
+    showed) or ``missed`` (none did: the tries stopped at the plan, or at the property's ``timeout`` seconds when
+    their own run time, ``spent``, reached it; the notice then gives the odds of such a miss at ``rate``)."""
+    why = (f"the catalog's replay_tries {replay_tries}" if replay_tries is not None
+           else f"its freeze failed {rate[0]} of {rate[1]} replays" if rate else "its freeze has no rate")
+    head = f"base replay: {prop_id}: flaky freeze: {plan} tr{'y' if plan == 1 else 'ies'} planned ({why}"
+    if replay_tries is None and rate and tries_for(rate) > plan:
+        head += f"; {tries_for(rate)} would keep a miss under 1 in 10,000, and {MAX_TRIES} is the most a gate makes"
+    head += ")"
+    if state == "passed":
+        return f"{head}; the candidate passed, so no try beyond the first"
+    if state == "outside":
+        return f"{head}; the candidate failed outside the freeze, so no try could change its verdict"
+    if state == "showed":
+        return f"{head}; try {tried} showed what the candidate's run showed"
+    bound = (f"its planned {plan}" if tried >= plan else
+             f"the property's {timeout:g} s timeout (its tries after the first ran {spent:.1f} s)")
+    chance = miss_chance(rate, tried)
+    odds = f"; a flake at its rate is missed by {tried} tries {one_in(chance)} of the time" if chance else ""
+    return f"{head}; no try showed what the candidate's run showed, stopped at {bound}{odds}"

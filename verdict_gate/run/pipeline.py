@@ -38,7 +38,7 @@ from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import BaseSigRecord, ReplayRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
-from verdict_gate.core.tries import MAX_TRIES, miss_chance, one_in, planned, tries_for
+from verdict_gate.core.tries import notice, planned
 from verdict_gate.core.upkeep import expiring, expiry_notice
 from verdict_gate.core.verdict import needs_try, never_reached
 from verdict_gate.core.workflows import is_workflow
@@ -566,29 +566,20 @@ def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: 
 
 def _tries_notice(ev: Evidence, prop: Property, flaky: list[Any], plan: int, recs: list[ReplayRecord],
                   done: Execution, oracle_pack: pack.Pack, spent: float) -> str:
-    """One property's flaky tries in words: the plan and why, what was tried, and the odds a bound left."""
+    """One property's flaky tries in words (:func:`verdict_gate.core.tries.notice`), from what the run showed."""
     rates = [fr.rate for fr in flaky if fr.rate]
     rate = min(rates, key=lambda r: r[0] / r[1]) if rates else None
-    why = (f"the catalog's replay_tries {prop.replay_tries}" if prop.replay_tries is not None
-           else f"its freeze failed {rate[0]} of {rate[1]} replays" if rate else "its freeze has no rate")
-    head = f"base replay: {prop.id}: flaky freeze: {plan} tr{'y' if plan == 1 else 'ies'} planned ({why}"
-    if prop.replay_tries is None and rate and tries_for(rate) > plan:
-        head += f"; {tries_for(rate)} would keep a miss under 1 in 10,000, and {MAX_TRIES} is the most a gate makes"
-    head += ")"
     run = done.records.get(prop.id)
     on_base = [t.base_sig() for t in recs if t.base_revision == ev.base_revision]
     if run is None or not run.failed:
-        return f"{head}; the candidate passed, so no try beyond the first"
-    if not needs_try(run.run_result(prop), oracle_pack.ledger.for_id(prop.id), on_base):
+        state = "passed"
+    elif not needs_try(run.run_result(prop), oracle_pack.ledger.for_id(prop.id), on_base):
         frozen = {sig for fr in flaky for sig in fr.names()}
-        if {f.signature for f in run.run_result(prop).failure_set()} - frozen:
-            return f"{head}; the candidate failed outside the freeze, so no try could change its verdict"
-        return f"{head}; try {len(recs)} showed what the candidate's run showed"
-    bound = (f"its planned {plan}" if len(recs) >= plan else
-             f"the property's {prop.timeout:g} s timeout (its tries after the first ran {spent:.1f} s)")
-    chance = miss_chance(rate, len(recs))
-    odds = f"; a flake at its rate is missed by {len(recs)} tries {one_in(chance)} of the time" if chance else ""
-    return f"{head}; no try showed what the candidate's run showed, stopped at {bound}{odds}"
+        state = "outside" if {f.signature for f in run.run_result(prop).failure_set()} - frozen else "showed"
+    else:
+        state = "missed"
+    return notice(prop.id, plan=plan, replay_tries=prop.replay_tries, rate=rate, tried=len(recs), state=state,
+                  timeout=prop.timeout, spent=spent)
 
 
 def new_run_id() -> str:

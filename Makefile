@@ -5,8 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install bubblewrap check fast test unit lint package demo self-gate bench clean container-test attacks-landlock \
-	fidelity fidelity-slow
+.PHONY: install bubblewrap check fast test test-loaded unit lint package demo self-gate bench clean \
+	container-test attacks-landlock fidelity fidelity-slow
 
 install: $(STAMP)
 
@@ -36,6 +36,20 @@ check: lint fast
 test: lint package unit
 
 PYTEST_WORKERS ?= auto
+
+# `make test` with every core busy beside it: one CPU hog (a Python busy loop, at the suite's own priority) per
+# core, killed when the suite ends however it ends (and each hog ends itself once its shell is gone). No test may
+# depend on the machine's speed or load (tests/README.md, "Timing"); this is how that is shown. HOGS=N to choose.
+HOGS ?= $(shell nproc 2>/dev/null || echo 2)
+HOG := import os; parent = os.getppid()\nwhile os.getppid() == parent: pass
+
+test-loaded: $(STAMP)
+	@pids=""; trap 'kill $$pids 2>/dev/null' EXIT INT TERM HUP PIPE; \
+	for i in $$(seq $(HOGS)); do $(PYTHON) -c "$$(printf '$(HOG)')" & pids="$$pids $$!"; done; \
+	echo "test-loaded: $(HOGS) CPU hog(s) beside make test (pids$$pids)"; start=$$(date +%s); \
+	$(MAKE) --no-print-directory test; status=$$?; \
+	echo "test-loaded: make test exited $$status in $$(( $$(date +%s) - start )) s beside $(HOGS) hog(s)"; \
+	exit $$status
 
 # The sdist and wheel build (with the pinned setuptools, no download) and their metadata passes
 # `twine check --strict`; the build lands in a temp dir, never in the work tree.

@@ -1227,18 +1227,39 @@ def _failure(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[
              client: Any = None) -> dict[str, Any]:
     exc = excinfo.value
     cause = exc.__cause__ if type(exc).__name__ == "CollectError" and exc.__cause__ is not None else exc
+    if cause is not exc:  # a collection error: its frames and pack line are the import's (the pack's own line)
+        excinfo = pytest.ExceptionInfo.from_exception(cause)
     etype = type(cause)
     has_example = bool(acc and acc.get("hypothesis") and acc.get("last_example") is not None)
     frames = _frames(excinfo, roots)
+    message, site = _cap(str(cause)), _site(excinfo, roots, client)
+    if isinstance(cause, pytest.FixtureLookupError):
+        message, site = _missing_fixture(cause, roots) or (message, site)
     return {
         "node": nodeid,
         "exc_type": f"{etype.__module__}.{etype.__qualname__}",
-        "message": _cap(str(cause)),
+        "message": message,
         "counterexample": acc["last_example"] if has_example and acc else None,
         "traceback": frames,
         "origin": _origin(cause, frames, roots),
-        "site": _site(excinfo, roots, client),
+        "site": site,
     }
+
+
+def _missing_fixture(exc: Any, roots: list[list[str]]) -> tuple[str, str | None] | None:
+    """pytest's own words for a fixture it cannot find (``fixture 'db' not found``) and the pack line of the
+    test or fixture that asks for it (``PATH:LINE``, pack-relative), instead of the exception's bare repr."""
+    try:
+        shown = exc.formatrepr()
+        first = next((line for line in str(shown.errorstring).splitlines() if line.strip()), "")
+        filename, line = str(shown.filename), int(shown.firstlineno) + 1
+    except Exception:  # pytest's internals moved: keep the exception's own text
+        return None
+    site = None
+    for root, prefix in roots:
+        if prefix and filename.startswith(root.rstrip("/") + "/"):
+            site = f"{filename[len(root.rstrip('/')) + 1:]}:{line}"
+    return _cap(first.strip()), site
 
 
 def _failures(excinfo: Any, nodeid: str, acc: dict[str, Any] | None, roots: list[list[str]],

@@ -10,12 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from verdict_gate.demo import GIT_ENV, build_base, examples_dir
 from verdict_gate.host import schemas
 from verdict_gate.report.verdicts import SCHEMA_OF
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# No test may depend on the machine's speed or load (tests/README.md, "Timing"). Hypothesis's own clock is
+# the one left: its default deadline (200 ms an example) and its too_slow health check fail a property
+# of this suite when the machine is busy, and nothing the tests check is a duration.
+settings.register_profile("verdict-gate-tests", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("verdict-gate-tests")
 
 
 SHARED_SARIF = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"

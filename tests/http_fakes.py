@@ -10,7 +10,8 @@ the storage host its downloads redirect to. Real HTTP/1.1 over 127.0.0.1 (standa
 - ``GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts`` (filter ``name``);
 - ``GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}``;
 - ``GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/zip``: 302 to a signed storage URL
-  valid for ``url_ttl`` seconds (410 when the artifact has expired).
+  valid for ``url_ttl`` seconds, and for ``link_uses`` downloads when set (410 when the artifact has
+  expired).
 
 Listings paginate with ``per_page`` (default 30, max 100) and ``page``, and answer with a
 ``Link`` header (``rel="next"``/``"last"``). Every API request must carry
@@ -203,14 +204,18 @@ class FakeGitHub:
     Args:
         token: the only token the API accepts (``Authorization: Bearer <token>``).
         url_ttl: seconds a download redirect stays valid (GitHub: about one minute).
+        link_uses: downloads one redirect is good for (``None``: any within ``url_ttl``): a test that needs
+            a link to die does so by use, not by the clock, so it holds on a busy machine.
         name_filter: honour ``name`` on artifact listings (False: ignore it, like an old GHES,
             so a client must filter and paginate itself).
     """
 
     def __init__(self, token: str = "ghs_fakeToken_5e1f0c2d9b8a7", url_ttl: float = 60.0,
-                 name_filter: bool = True) -> None:
+                 name_filter: bool = True, link_uses: int | None = None) -> None:
         self.token = token
         self.url_ttl = url_ttl
+        self.link_uses = link_uses
+        self._used: dict[str, int] = {}  # signature → downloads served on that link
         self.name_filter = name_filter
         self.repos: dict[str, dict[str, Any]] = {}
         self.runs: list[dict[str, Any]] = []
@@ -396,7 +401,8 @@ class FakeGitHub:
             good = hmac.new(self._key, f"{art_id}:{expiry}".encode(), hashlib.sha256).hexdigest()
             if not art_id.isdigit() or not hmac.compare_digest(sig, good):
                 return Reply(403, b"<Error><Code>AuthenticationFailed</Code></Error>")
-            if time.time() > float(expiry):
+            used = self._used[sig] = self._used.get(sig, 0) + 1
+            if time.time() > float(expiry) or (self.link_uses is not None and used > self.link_uses):
                 return Reply(403, b"<Error><Code>AuthenticationFailed</Code><Message>Signed expiry time has "
                                   b"passed</Message></Error>")
             art = self.artifacts.get(int(art_id))

@@ -319,7 +319,9 @@ CASES: list[Case] = [
     C("run-policy-bad", lambda c: c.run("--policy", "loose"), 2, ("invalid choice", "lenient")),
     C("run-format-bad", lambda c: c.run("--format", "xml"), 2, ("invalid choice", "json")),
     C("run-no-base", lambda c: [a for a in c.run() if a not in ("--base", "main")], 2, ("--base",)),
-    C("run-unknown-flag", lambda c: c.run("--colour"), 2, ("unrecognized arguments",)),
+    C("run-unknown-flag", lambda c: c.run("--colour"), 2, ("unknown option --colour",)),
+    C("run-misspelt-flag", lambda c: ["run", "--output", str(c.tmp / "ev")], 2,
+      ("unknown option --output (did you mean --out?)",)),
     C("run-unknown-command", lambda c: ["gate"], 2, ("invalid choice",)),
     # --- --out, checked before the work ------------------------------------------------------
     C("out-is-file", lambda c: c.write(c.tmp / "ev", "mine") and c.run(out=str(c.tmp / "ev")), 2,

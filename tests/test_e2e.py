@@ -232,11 +232,12 @@ def test_node_typo_names_the_property(example_repo, tmp_path):
     pack_edit(example_repo, typo)
     commit_all(example_repo, "candidate")
     code, stdout, stderr = gate(example_repo, tmp_path / "o")
-    # A node that names no test is the catalog's error (issue 11): exit 2 before scoring, naming the
-    # property, its file, the node and the fix; no verdicts are written.
+    # A node that names no test is the catalog's error (issue 11): exit 2 before any property runs (issue 40),
+    # naming the property, its file, the node, the closest name and the fix; no verdicts are written.
     assert code == 2, stderr
-    assert "$.properties[0] 'prop.order_total': node 'test_order_totl' is not a test in " \
-           "properties/test_order_total.py" in stderr
+    assert "$.properties[0] 'prop.order_total': node 'test_order_totl': properties/test_order_total.py defines " \
+           "no test_order_totl (did you mean test_order_total?)" in stderr
+    assert "running" not in stderr
     assert "fix: set each property's node:" in stderr
     assert not (tmp_path / "o" / "verdicts.json").exists()
 

@@ -270,7 +270,7 @@ def test_proc_must_stay_unreadable(tmp_path: Path) -> None:
 def test_landlock_refuses_a_second_thread() -> None:
     code = (f"import sys, threading, time\nsys.path.insert(0, {str(CHILD.parent)!r})\nimport fence_child\n"
             f"m = fence_child.load({str(LIB)!r}, 'landlock')\n"
-            "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
+            "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"  # alive to the end
             "try:\n    m.restrict([], [])\nexcept m.Unavailable as e:\n    print(e)\n")
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=30)
     assert "2 threads" in proc.stdout, proc.stdout + proc.stderr
@@ -391,7 +391,7 @@ def shared(tmp_path: Path) -> Iterator[Path]:
 @system_python
 def test_fences_hold_for_an_ordinary_user(shared: Path) -> None:
     with gate_at(shared / "gate") as gate, subprocess.Popen(
-            [SYSTEM_PYTHON, "-c", "import time; time.sleep(60)"], user=USER, group=USER, extra_groups=[]) as peer:
+            [SYSTEM_PYTHON, "-c", "import time; time.sleep(3600)"], user=USER, group=USER, extra_groups=[]) as peer:
         try:
             runs = {}
             for name in ("control", "fenced"):

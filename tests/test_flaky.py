@@ -183,7 +183,12 @@ def test_a_failure_outside_the_set_or_an_example_that_held_on_every_try_is_never
     got = _decide(run, freezes, rep)
     assert got.verdict == "fail", (which, got)
     if which != "outside" and got.reason == "new_failing_examples":
-        assert "{'n': 99}" in got.detail or "fresh example" in got.detail
+        # The detail names a failing example of the candidate's that held on the base: ours, or another one the
+        # drawn logs happen to hold (a second regression; the core names the first it meets).
+        held = {e.digest for t in rep for e in (t.example_log or ()) + (t.fresh_log or ()) if e.held}
+        named = [repr(e.input) for e in (run.example_log or ()) + (run.fresh_log or ())
+                 if not e.held and e.digest in held and e.input is not None]
+        assert "{'n': 99}" in named and (any(n in got.detail for n in named) or "fresh example" in got.detail)
 
 
 # --- judging replays for a freeze ------------------------------------------------------------------

@@ -158,6 +158,23 @@ def three_processes(tasks, work):  # type: ignore[no-untyped-def]
     return fork_map(tasks, work, workers=3)
 
 
+def shared_with_a_child(work, markers: Path):  # type: ignore[no-untyped-def]
+    """``work``, where no process goes past its first task until this process and a forked child have each taken
+    one: fork_map hands tasks to whichever process is free first, so on a busy machine one side could take them
+    all before the other is scheduled. The order is the test's (a file each side leaves in ``markers``, a fresh
+    directory), never a sleep's. Needs three tasks or more (two children may each hold one while they wait)."""
+    parent = os.getpid()
+
+    def wrapped(k: int):  # type: ignore[no-untyped-def]
+        (markers / ("parent" if os.getpid() == parent else "child")).touch()
+        deadline = time.monotonic() + 120  # guards a hang only
+        while not ((markers / "parent").exists() and (markers / "child").exists()) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return work(k)
+
+    return wrapped
+
+
 def as_tuple(result: digest.Scan) -> tuple[object, ...]:
     """Everything a Scan holds, dict order included; the hasher state by its digest."""
     return (result.digest, list(result.files.items()), result.total_bytes, result.state.hexdigest(),
@@ -179,7 +196,7 @@ def mixed_tree(root: Path) -> None:
     (root / "emptydir" / "inner").mkdir(parents=True)
 
 
-def test_process_path_gives_the_serial_scan(tmp_path, low_thresholds, monkeypatch):
+def test_process_path_gives_the_serial_scan(tmp_path, low_thresholds, monkeypatch, tmp_path_factory):
     monkeypatch.setattr(hashing, "CHUNK", 4096)  # the 10 KiB and 20 KiB files take the chunked read
     mixed_tree(tmp_path)
     rules = [Normalizer(glob="**/*.txt", pattern=r"\d{4}-\d\d-\d\d", replacement="<date>")]
@@ -190,7 +207,8 @@ def test_process_path_gives_the_serial_scan(tmp_path, low_thresholds, monkeypatc
 
     def recording(tasks, work):  # type: ignore[no-untyped-def]
         tasks_run.append(tasks)
-        for result, pid in three_processes(tasks, lambda k: (time.sleep(0.002), work(k), os.getpid())[1:]):
+        shared = shared_with_a_child(lambda k: (work(k), os.getpid()), tmp_path_factory.mktemp("markers"))
+        for result, pid in three_processes(tasks, shared):
             pids.add(pid)
             yield result
 
@@ -280,9 +298,9 @@ def test_process_path_unreadable_file(tmp_path, low_thresholds, monkeypatch):
         digest_dir(tmp_path, parallel=three_processes)
 
 
-def test_fork_map_yields_in_order_and_recomputes_what_a_child_lost():
+def test_fork_map_yields_in_order_and_recomputes_what_a_child_lost(tmp_path):
     parent = os.getpid()
-    out = list(fork_map(200, lambda k: (k, time.sleep(0.001), os.getpid())[::2], workers=3))
+    out = list(fork_map(200, shared_with_a_child(lambda k: (k, os.getpid()), tmp_path), workers=3))
     assert [k for k, _pid in out] == list(range(200))
     assert parent in {pid for _k, pid in out} and len({pid for _k, pid in out}) >= 2
 

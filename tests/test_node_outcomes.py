@@ -92,7 +92,7 @@ def test_each_node_outcome_is_plain_pytests(tmp_path, level):
                          {"id": "prop.broken", "oracle": "properties/test_broken.py", "kind": "example"}],
                         extra={"isolation": level})
     code, docs, stderr = run(repo, tmp_path / "out")
-    assert code == 1, stderr
+    assert code == 4, stderr  # prop.broken cannot import on the base either: the pack's fault, incomplete
     runs = docs["runs.json"]["runs"]
     assert runs["prop.outcomes"]["nodes"] == {f"properties/test_outcomes.py::{k}": v for k, v in EXPECTED.items()}
     assert runs["prop.outcomes"]["nodes_more"] == 0

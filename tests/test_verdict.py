@@ -47,6 +47,11 @@ SIG2 = make_signature(prop_id="prop.x", node="properties/test_x.py::test_y", see
 F1, F2, F_OTHER = FailureRef(SIG.value, SIG.parts), FailureRef(SIG2.value, SIG2.parts), \
     FailureRef(OTHER.value, OTHER.parts)
 BOTH = (F1, F2)
+# A test node whose fixture nobody defines (pytest's FixtureLookupError, before the test's body).
+FIXTURE = make_signature(prop_id="prop.x", node="properties/test_x.py::test_z", seed=7,
+                         exc_type="_pytest.fixtures.FixtureLookupError", message="fixture 'db' not found",
+                         counterexample=None, site="properties/test_x.py:30")
+F_FIXTURE = FailureRef(FIXTURE.value, FIXTURE.parts)
 HELD, BROKE = Example("1" * 32, True), Example("1" * 32, False, {"n": 12})
 HELD2, BROKE2 = Example("2" * 32, True), Example("2" * 32, False, {"n": 7})
 
@@ -113,7 +118,19 @@ TABLE = [
      "signature_mismatch"),
     ("V10-set", failed(failures=BOTH), False, [set_freeze(BOTH)], replayed(F1), ANCESTORS, "reproduced", "fail",
      "not_reproduced_on_base"),
-    ("V13-never-ran", failed(hits=0), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "crashed"),
+    ("V13-never-ran", failed(hits=0), False, [freeze()], [BaseSig("prop.x", None, DIGEST, BASE, status="pass")],
+     ANCESTORS, "reproduced", "fail", "crashed"),  # the base ran it: the patch broke it, and no freeze can forgive
+    ("V13-never-ran-no-base", failed(hits=0), False, [], [], ANCESTORS, "reproduced", "fail", "crashed"),
+    # The oracle's own fault (docs/design.md §3, "Gate faults are not the candidate's"): it fails before its body
+    # on the base revision too.
+    ("V18", failed(hits=0), False, [], REPLAYED, ANCESTORS, "reproduced", "fail", "oracle_error"),
+    ("V18-frozen", failed(hits=0), False, [freeze()], REPLAYED, ANCESTORS, "reproduced", "fail", "oracle_error"),
+    ("V18-fixture", failed(failures=(F_FIXTURE, F2), hits=3), False, [], replayed(F_FIXTURE), ANCESTORS,
+     "reproduced", "fail", "oracle_error"),
+    ("V2-fixture-on-the-candidate-only", failed(failures=(F_FIXTURE, F2), hits=3), False, [], replayed(F2),
+     ANCESTORS, "reproduced", "fail", "no_freeze"),
+    ("V13-other-base", failed(hits=0), False, [], [BaseSig("prop.x", SIG.value, DIGEST, OLD_BASE)], ANCESTORS,
+     "reproduced", "fail", "crashed"),  # only a try of the run's own base revision tells
     # Example logs (docs/design.md §8.3): an example that held on the base and fails now is new.
     ("V16", failed(example_log=(BROKE,)), False, [freeze()], replayed(F1, example_log=(HELD,)), ANCESTORS,
      "reproduced", "fail", "new_failing_examples"),
@@ -252,7 +269,7 @@ def test_verdict_table(row, run, edited, freezes, replay, ancestors, policy, ver
 
 def test_every_row_has_a_case():
     rows = {case[0].split("-")[0] for case in TABLE}
-    assert rows == {f"V{i}" for i in range(1, 18)} == set(REASON_ROWS.values())
+    assert rows == {f"V{i}" for i in range(1, 19)} == set(REASON_ROWS.values())
     assert {case[-1] for case in TABLE} | {case[6] for case in FLAKY_TABLE} == set(REASON_ROWS)  # every reason
 
 
@@ -379,6 +396,22 @@ def test_no_freeze_ever_mints_a_pass(run, edited, frz, rep, base, anc, policy, t
         match = [f for f in frz if f.signature == run.signature and f.fixture_digest == run.fixture_digest]
         assert match, "inconclusive needs a freeze with this signature and fixture digest"
         assert any(r.signature == run.signature and r.base_revision == base for r in rep)
+
+
+@given(run=runs(), edited=st.booleans(), frz=st.lists(freezes_(), max_size=3), rep=replays, base=hexes,
+       anc=st.dictionaries(hexes, st.booleans()), today=dates)
+def test_oracle_error_only_on_the_base_s_own_evidence(run, edited, frz, rep, base, anc, today):
+    """The oracle is blamed only where the base revision showed the same failure before the property's body; it
+    is never a pass, and it makes the outcome incomplete (a missing run is never a pass)."""
+    from verdict_gate.core.verdict import INCOMPLETE_REASONS, never_reached
+
+    got = decide(run, oracle_edited=edited, freezes=frz, replay=rep, base_revision=base, ancestors=anc,
+                 freeze_base="reproduced", today=today)
+    if got.reason == "oracle_error":
+        assert got.verdict == "fail" and run is not None and not edited and "oracle_error" in INCOMPLETE_REASONS
+        on_base = {r.signature for r in rep if r.base_revision == base}
+        assert {f.signature for f in never_reached(run)} & on_base
+        assert "fix:" in got.detail
 
 
 @given(run=runs(), frz=st.lists(freezes_(), max_size=3), rep=replays, today=dates)

@@ -48,9 +48,10 @@ def add_parser(sub: Any) -> None:
                           "as `run`); the verdicts are the same at any number (docs/design.md §8.1)")
     chk.add_argument("--format", choices=["text", "json"], default="text",
                      help="text (default) or json: one document on stdout: {format, ok, revision, where, notes, "
-                          "properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, "
-                          "freeze_command, boundary}]}; boundary: [{node, gate, plain}], the test nodes whose "
-                          "outcome differs with no boundary")
+                          "warnings, properties: [{id, ran, status, would_freeze, why_not, signature, failures, error, "
+                          "fix, freeze_command, boundary}]}; boundary: [{node, gate, plain}], the test "
+                          "nodes whose outcome differs with no boundary; warnings: what a freeze of a test could not "
+                          "see (an assertion in a loop, an expected value computed after candidate code had it)")
     chk.set_defaults(run=run)
 
 
@@ -88,6 +89,7 @@ class Checked:
         failures: one line per failure (its node, exception and counterexample).
         error: ``ExcType: message`` of what broke a property that cannot run.
         output_tail: the last lines of pytest's own output, for a lost process.
+        fix: for a property that cannot run (it never reached its body), what to do about the pack.
         boundary: the test nodes whose outcome the boundary changes, as ``(node, gate, plain)``: the
             outcome under the gate and with no boundary (pytest's words: ``passed``, ``failed``, …;
             ``missing`` for a node one run did not report), from :func:`boundary_differences`.
@@ -103,6 +105,7 @@ class Checked:
     error: str | None = None
     output_tail: tuple[str, ...] = ()
     boundary: tuple[tuple[str, str, str], ...] = ()
+    fix: str | None = None
 
 
 BOUNDARY_FIX = ("the boundary changes what this test shows (README, \"What crosses the boundary\"): rewrite the "
@@ -138,6 +141,7 @@ class Report:
     revision: str
     where: str
     freeze_hint: str  # `{id}` is the property's id
+    warnings: tuple[str, ...] = ()  # what a freeze of these tests could not see (host.modules.blind_spots)
 
     @property
     def ok(self) -> bool:
@@ -159,6 +163,8 @@ class Report:
                 out.append(f"{c.id}: {c.status}, cannot be frozen: {c.why_not}")
                 if c.error:  # what broke it (an import error, a missing fixture …), as `run` shows it
                     out.append(f"    {c.error}")
+                if c.fix:
+                    out.append(f"    fix: {c.fix}")
                 out += ["    " + line for line in c.output_tail]
             else:
                 out.append(f"{c.id}: fails; a freeze would forgive {len(c.failures)} failure(s) ({c.signature}):")
@@ -169,18 +175,18 @@ class Report:
                 out.append(f"{c.id}: {len(c.boundary)} test(s) end differently with no boundary; {BOUNDARY_FIX}")
                 out += [f"    {node}: {gate} under the gate, {plain} with no boundary"
                         for node, gate, plain in c.boundary]
-        return out + [f"note: {n}" for n in self.notes]
+        return out + [f"warning: {w}" for w in self.warnings] + [f"note: {n}" for n in self.notes]
 
     def document(self) -> dict[str, Any]:
         """The ``--format json`` document (``verdict-gate/check/v2``)."""
         return {"format": FORMAT, "ok": self.ok, "revision": self.revision, "where": self.where,
                 "properties": [{"id": c.id, "ran": c.ran, "status": c.status, "would_freeze": c.would_freeze,
                                 "why_not": c.why_not, "signature": c.signature, "failures": list(c.failures),
-                                "error": c.error, "freeze_command": self.freeze_hint.format(id=c.id)
+                                "error": c.error, "fix": c.fix, "freeze_command": self.freeze_hint.format(id=c.id)
                                 if c.would_freeze and not c.boundary else None,
                                 "boundary": [{"node": n, "gate": g, "plain": p} for n, g, p in c.boundary]}
                                for c in self.properties],
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "warnings": list(self.warnings)}
 
 
 FORMAT = "verdict-gate/check/v2"  # v2: per-property data (v1: the text lines)
@@ -201,7 +207,9 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
 
     from verdict_gate import pack
     from verdict_gate.host import git
+    from verdict_gate.host.modules import blind_spots
     from verdict_gate.host.workdir import scratch_dir
+    from verdict_gate.run.collected import check_collected
     from verdict_gate.run.execute import execute
 
     repo = git.toplevel(repo)
@@ -216,8 +224,10 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
         tree_cm: Any = git.worktree(repo, commit, scratch) if rev else nullcontext(repo)
         with tree_cm as tree:
             generated_notes = _generated(oracle_pack.catalog.generated, tree, rev, commit)
+            warnings = blind_spots(oracle_pack.catalog, oracle_pack.dir, tree, [p.id for p in props])
             done = execute(props, oracle_pack, tree, commit, commit, sub, progress, repo=None if rev is None else repo,
                            passes={prop.id: {} for prop in props}, jobs=jobs)
+            check_collected(oracle_pack, done)  # a node: pytest did not collect stopped the run: the catalog's error
             bounded = [dataclasses.replace(prop, isolation="none") for prop in props if prop.isolation != "none"]
             unbounded = None
             if plain and bounded:
@@ -237,13 +247,13 @@ def check(repo: Path, source: str, rev: str | None, options: Any = None, *, plai
                                                                         unbounded.records.get(c.id)))
                    for c in checked]
     return Report(tuple(checked),
-                  tuple([*generated_notes, *done.notices]), commit, where, hint)
+                  tuple([*generated_notes, *done.notices]), commit, where, hint, tuple(warnings))
 
 
 def _checked(pid: str, r: Any) -> Checked:
     """One property's :class:`Checked` from its run record (``None``: no result)."""
     from verdict_gate.core.ledger import unfreezable
-    from verdict_gate.core.signature import describe_failure
+    from verdict_gate.core.verdict import NEVER_REACHED, oracle_fix
     from verdict_gate.report.text import printable
 
     if r is None:
@@ -259,12 +269,32 @@ def _checked(pid: str, r: Any) -> Checked:
                            for f in r.failures]}
     why = unfreezable(replay) if r.status == "fail" else ""
     if r.status in ("timeout", "crash") or why:
-        error = f"{r.exc_type}: {printable(str(r.message or ''))[:300]}" if why and r.exc_type else None
+        first = r.failures[0] if r.failures else None
+        site = (first.signature_parts.get("site") if first is not None else None)
+        error = (f"{site + ': ' if site else ''}{r.exc_type}: {printable(str(r.message or ''))[:300]}"
+                 if why and r.exc_type else None)
+        fix = oracle_fix(r.exc_type or "") if r.status == "fail" and (r.hits == 0 or (
+            first is not None and first.exc_type in NEVER_REACHED)) else None
         tail = tuple(r.output_tail.splitlines()[-5:]) if r.output_tail else ()
         return Checked(pid, bool(r.hits), r.status, False, why or printable(str(r.message or r.status)),
-                       r.signature, error=error, output_tail=tail)
-    return Checked(pid, True, "fail", True, None, r.signature,
-                   tuple(describe_failure(f.signature_parts) for f in r.failures))
+                       r.signature, error=error, output_tail=tail, fix=fix)
+    return Checked(pid, True, "fail", True, None, r.signature, tuple(failure_line(f) for f in r.failures))
+
+
+def failure_line(f: Any) -> str:
+    """One failure for a person (a run record's :class:`~verdict_gate.core.records.FailureRecord`): its node, the
+    exception with the first line of its message, the pack line it came through, and the counterexample."""
+    from verdict_gate.report.text import printable
+
+    parts = f.signature_parts
+    message = printable(str(f.message or "").strip().splitlines()[0] if str(f.message or "").strip() else "")
+    text = f"{f.node}: {f.exc_type}" + (f": {message[:200]}" + ("…" if len(message) > 200 else "") if message else "")
+    if parts.get("site"):
+        text += f" (at the pack's {str(parts['site']).partition('#')[0]})"
+    if parts.get("counterexample") is not None:
+        example = str(parts["counterexample"])
+        text += " on " + (example if len(example) <= 200 else example[:200] + "…")
+    return text
 
 
 def _generated(files: Any, tree: Path, rev: str | None, commit: str) -> list[str]:

@@ -10,12 +10,27 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from verdict_gate.pack import PackOptions
 
-EPILOG = """\
+DOCS_URL = "https://github.com/verdict-gate/verdict-gate/blob/main/README.md"  # pyproject's Documentation URL
+RULES_URL = "https://github.com/verdict-gate/verdict-gate/blob/main/docs/rules.md"
+
+EPILOG = f"""\
 exit codes: 0 promoted, 1 blocked, 2 usage or configuration error, 3 void, 4 incomplete.
 verdicts: pass, fail, inconclusive. A freeze can make a failure inconclusive, never pass.
-docs: README.md and docs/design.md in the verdict-gate repository."""
+docs: {DOCS_URL}
+every verdict's reason and its fix: {RULES_URL}"""
 
 RAW = argparse.RawDescriptionHelpFormatter
+
+
+class LinkFormatter(argparse.HelpFormatter):
+    """argparse's formatter, with the epilog's last line (``docs: URL``) kept whole: the default one wraps a URL
+    at its hyphens."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        body, sep, link = text.rpartition("\ndocs: ")
+        if not sep:
+            return super()._fill_text(text, width, indent)
+        return super()._fill_text(body, width, indent) + f"\n{indent}docs: {link}"
 
 
 def progress(message: str) -> None:

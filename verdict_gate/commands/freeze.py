@@ -32,7 +32,12 @@ The evidence is either replayed now, or read from a file:
 With --rev, the property first runs once under the gate and once with no isolation boundary (as
 `verdict-gate check` runs it: REV's code then runs as plain pytest runs it, so freeze revisions you
 would run pytest on); a test that ends differently is refused, because its failure would be the
-boundary's, not the project's. --base-sig runs nothing: run `verdict-gate check --rev REV` first.
+boundary's, not the project's (with --kind flaky, unless the replays differ among themselves too: the
+flake explains it). --base-sig runs nothing: run `verdict-gate check --rev REV` first.
+
+The replays stop as soon as the answer is known: at a replay that cannot be frozen, at the first that
+differs under --kind deterministic, and after the first when it passes (a passing property needs no
+freeze; a flake you know of is frozen with --kind flaky, which runs every replay).
 
 The replays decide the kind: a failure set that showed on every replay is a deterministic freeze;
 replays that differ (some passed, or failed differently) make a flaky freeze, recording the union of
@@ -59,25 +64,39 @@ def add_parser(sub: Any) -> None:
     frz.set_defaults(run=run)
 
 
-def refuse_boundary_differences(args: argparse.Namespace) -> None:
+def boundary_differences(args: argparse.Namespace) -> str:
     """Before the replays: run the property on ``--rev`` under the gate and with no boundary (as
     ``verdict-gate check`` does), so that a failure the boundary makes, even one that raises nothing, is
-    never recorded as the project's.
+    never recorded as the project's. Returns the differences, shown (``""``: none). What a freeze of the
+    property's tests could not see (``check``'s warnings) is printed now, before anything is recorded.
 
     Raises:
-        GateError: a test node ends differently with no boundary (nothing is written).
+        GateError: a test node ends differently with no boundary and ``--kind flaky`` was not given (nothing is
+            written); with it, the replays decide (:func:`refuse_boundary_differences`).
     """
-    from verdict_gate.commands.check import BOUNDARY_FIX, check
-    from verdict_gate.core.errors import GateError
+    from verdict_gate.commands.check import check
 
     report = check(Path(args.repo), args.pack, args.rev, pack_options(args), only=[args.id])
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     differing = [d for c in report.properties for d in c.boundary]
-    if differing:
-        shown = "; ".join(f"{node}: {gate} under the gate, {plain} with no boundary"
-                          for node, gate, plain in differing[:5])
-        more = f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""
-        raise GateError("--id", args.id, f"ends differently with no isolation boundary on {args.rev} ({shown}{more}): "
-                        "a freeze would record a failure the boundary makes as the project's", BOUNDARY_FIX)
+    if not differing:
+        return ""
+    shown = "; ".join(f"{node}: {gate} under the gate, {plain} with no boundary" for node, gate, plain in differing[:5])
+    shown += f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""
+    if args.kind != "flaky":
+        refuse_boundary_differences(args, shown, " If the property is flaky, its two runs may differ by chance: "
+                                                 "freeze it with --kind flaky, and the replays tell the two apart.")
+    return shown
+
+
+def refuse_boundary_differences(args: argparse.Namespace, shown: str, more: str = "") -> None:
+    """Raises the GateError for a test that ends differently with no isolation boundary (``shown``)."""
+    from verdict_gate.commands.check import BOUNDARY_FIX
+    from verdict_gate.core.errors import GateError
+
+    raise GateError("--id", args.id, f"ends differently with no isolation boundary on {args.rev} ({shown}): "
+                    "a freeze would record a failure the boundary makes as the project's", BOUNDARY_FIX + more)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,10 +107,19 @@ def run(args: argparse.Namespace) -> int:
     check_replay_flags(args)
     check_flags(args.reason, args.first_seen, args.expires_on)  # before a replay: a bad flag fails now
     if args.rev is not None:
-        refuse_boundary_differences(args)
+        differing = boundary_differences(args)
         replays = args.replays or DEFAULT_REPLAYS
         tries = tries_by_replay(Path(args.repo), args.rev, args.pack, args.id, replays, options=pack_options(args),
-                                progress=progress, notice=lambda n: print(f"note: {n}", file=sys.stderr))
+                                progress=progress, notice=lambda n: print(f"note: {n}", file=sys.stderr),
+                                kind=args.kind)
+        if differing:
+            # --kind flaky: a difference the flake explains (the replays differ among themselves too) is no
+            # evidence against the boundary; replays all alike leave it the boundary's.
+            outcomes = {frozenset(f["signature"] for f in (t.get("failures") or [])) for t in tries}
+            if len(outcomes) < 2:
+                refuse_boundary_differences(args, differing)
+            print(f"note: the run with no boundary ended differently ({differing}); the {len(tries)} replays "
+                  "differ among themselves too, so the flake explains it", file=sys.stderr)
     else:
         tries = tries_from_file(Path(args.base_sig), args.id, args.replays)
     frozen = record(tries, ledger_path, reason=args.reason, first_seen=args.first_seen, expires_on=args.expires_on,

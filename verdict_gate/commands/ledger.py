@@ -109,7 +109,7 @@ def _list(args: argparse.Namespace, path: Path, text: str, ledger: Any, day: Any
         else:
             expires = f"{r['expires_on']} ({r['expires_in_days']} d)"
         table.append((r["id"], printable(r["prop_id"]), kind, r["first_seen"], f"{r['age_days']} d", expires,
-                      r["last_seen"], printable(r["reason"])[:60]))
+                      r["last_seen"], printable(r["reason"])))  # the whole reason: a human wrote it to be read
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
     for line in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)) + "  " + line[-1])

@@ -45,7 +45,9 @@ class Property:
     # Of each Hypothesis property's max_examples, drawn from the run's fresh seed instead of the recorded
     # one (docs/design.md §8.3): a count or "P%", at most half of them; 0: none.
     fresh_examples: int | str = DEFAULT_FRESH
-    replay_tries: int = 5  # base replay tries of a property with a flaky freeze (docs/design.md §3, "Flaky freezes")
+    # Base replay tries of a property with a flaky freeze (docs/design.md §3, "Flaky freezes"); ``None``: from the
+    # freeze's recorded rate (core.tries.planned).
+    replay_tries: int | None = None
     stale: str = "note"  # a pass with a deterministic freeze: ``note`` (pass, freeze_stale) or ``fail``
 
     @property
@@ -257,7 +259,7 @@ def catalog_from(data: Any, source: str, *, void: bool = False) -> Catalog:
             isolation=raw.get("isolation", data.get("isolation", "sandbox")),
             fresh_examples=(raw.get("fresh_examples", data.get("fresh_examples", DEFAULT_FRESH))
                             if kind == "property" else 0),
-            replay_tries=raw.get("replay_tries", data.get("replay_tries", 5)),
+            replay_tries=raw.get("replay_tries", data.get("replay_tries")),
             stale=raw.get("stale", data.get("stale", "note")),
         ))
     claimed = tuple(data.get("claimed", [p.id for p in props]))

@@ -37,3 +37,12 @@ def walk_statements(tree: ast.AST) -> Iterable[ast.AST]:
         node = todo.pop()
         yield node
         todo.extend(statements_in(node))
+
+
+def every_node(tree: ast.AST) -> Iterable[ast.AST]:
+    """Every node of ``tree``, ``tree`` first, expressions included (what ``ast.walk`` gives)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(ast.iter_child_nodes(node))

@@ -13,7 +13,7 @@ from typing import Any
 from verdict_gate.core.digest import FORMAT
 from verdict_gate.core.errors import GateError, VoidError
 from verdict_gate.core.signature import set_signature, signature_of
-from verdict_gate.core.verdict import FailureRef, Freeze
+from verdict_gate.core.verdict import NEVER_REACHED, FailureRef, Freeze, oracle_fix
 
 # A pack without a ledger has no freezes yet (a new oracle): nothing can be forgiven.
 EMPTY_LEDGER = '{"version": 1, "freezes": []}'
@@ -213,6 +213,19 @@ def unfreezable(replay: Mapping[str, Any]) -> str:
     return ""
 
 
+def _never_ran_fix(replay: Mapping[str, Any]) -> str:
+    """For a replay that never reached the property's body because of the pack (a fixture it lacks, an import or
+    collection error at its own line): the pack's line and what to do (:func:`verdict_gate.core.verdict.oracle_fix`);
+    else ``""``."""
+    for failure in replay.get("failures") or [replay]:
+        parts = failure.get("signature_parts") or {}
+        exc_type = parts.get("exc_type") or failure.get("exc_type") or ""
+        if exc_type in NEVER_REACHED or replay.get("hits") == 0:
+            where = f"the pack's {parts['site']}: " if parts.get("site") else ""
+            return f"{where}the property cannot run, so there is nothing to freeze: {oracle_fix(exc_type)}"
+    return ""
+
+
 @dataclass(frozen=True)
 class Seen:
     """What the base replays of one property showed, judged for a freeze (:func:`judge_tries`).
@@ -240,6 +253,23 @@ def _refuse(prop_id: str, problem: str, fix: str) -> GateError:
     return GateError("base replay", f"the replays of {prop_id!r}", problem, fix)
 
 
+def answered(tries: Sequence[Mapping[str, Any]], kind: str | None = None) -> bool:
+    """Whether the replays so far (``base.sig.json`` entries of one property, in try order) already decide what
+    ``verdict-gate freeze`` does, so it replays no more (docs/design.md §3, "Flaky freezes"): a try that never
+    reached the property's body or produced no result (refused whatever follows), tries that differ under
+    ``kind`` ``deterministic`` (refused), or a first try that passed, unless ``kind`` is ``flaky`` (refused: a
+    passing property needs no freeze; a flake the user knows of is replayed in full with ``--kind flaky``)."""
+    if not tries:
+        return False
+    last = tries[-1]
+    if unfreezable(last) or last["status"] == "missing":
+        return True
+    sets = {frozenset(f["signature"] for f in (t.get("failures") or ([t] if t["signature"] else []))) for t in tries}
+    if kind == "deterministic" and len(sets) > 1:
+        return True
+    return kind != "flaky" and len(tries) == 1 and sets == {frozenset()}
+
+
 def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) -> Seen:
     """Judge the base replay tries of one property (``base.sig.json`` entries, in try order) for a freeze.
 
@@ -260,7 +290,8 @@ def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) 
         why = unfreezable(t)
         at = f" (try {n} of {len(tries)})" if len(tries) > 1 else ""
         if why:
-            raise GateError("base.sig.json", f"the replay of {prop_id!r}{at}", f"cannot be frozen: {why}", fix)
+            raise GateError("base.sig.json", f"the replay of {prop_id!r}{at}", f"cannot be frozen: {why}",
+                            _never_ran_fix(t) or fix)
         if t["status"] == "missing":
             raise _refuse(prop_id, f"try {n} produced no result, so the replays cannot say what fails", fix)
     places = {(t["base_revision"], t["fixture_digest"]) for t in tries}
@@ -275,7 +306,9 @@ def judge_tries(tries: Sequence[Mapping[str, Any]], *, kind: str | None = None) 
         raise _refuse(prop_id, f"show {prop_id!r} {t['status']} on {t['base_revision'][:12]} in "
                       f"{'all ' if len(tries) > 1 else ''}{len(tries)} tr{'y' if len(tries) == 1 else 'ies'}: "
                       "there is no failure to freeze",
-                      "freeze only a failure the base replay reproduced; a passing property needs no freeze")
+                      "freeze only a failure the base replay reproduced; a passing property needs no freeze. If it "
+                      "fails only now and then (a flake), freeze it with --kind flaky: every replay runs and the "
+                      "rate it fails at is recorded")
     differ = len(set(sets)) > 1
     if kind == "deterministic" and differ:
         shown = ", ".join(f"try {n}: {len(s)} failure(s)" if s else f"try {n}: passed" for n, s in enumerate(sets, 1))

@@ -1,4 +1,4 @@
-"""The verdict table V1–V17 (docs/design.md, "The verdict table"). Pure.
+"""The verdict table V1–V18 (docs/design.md, "The verdict table"). Pure.
 
 Nothing here reads the environment, the clock, git or files: the edges pass in today's
 date, the ancestry of each freeze's base revision and the base replay's signatures.
@@ -40,9 +40,10 @@ REASON_ROWS = {
     "unfrozen_failure": "V15",
     "new_failing_examples": "V16",
     "isolation_unavailable": "V17",
+    "oracle_error": "V18",  # the oracle's own fault: it fails before the property's body on the base revision too
     "freeze_stale": "V1",  # V1 under the catalog's `stale: fail`: a deterministic freeze outlived its failure
 }
-INCOMPLETE_REASONS = frozenset({"unseeded", "vacuous", "isolation_unavailable"})
+INCOMPLETE_REASONS = frozenset({"unseeded", "vacuous", "isolation_unavailable", "oracle_error"})
 ISOLATION_RANK = {"none": 0, "process": 1, "sandbox": 2}  # a level gives every fence of the ones below it
 KINDS = ("deterministic", "flaky")  # a freeze's kind (docs/design.md §3, "Flaky freezes")
 STALE_POLICIES = ("note", "fail")  # catalog `stale`: what a passing property with a deterministic freeze is
@@ -363,13 +364,17 @@ def _passed(case: _Case) -> Verdict | None:
 
 
 def _unreached(case: _Case) -> Verdict | None:
-    """V13: it never reached the property's body (collection or import error, a missing pytest fixture): no
-    freeze can forgive that (docs/design.md §3)."""
+    """V18 first (:func:`_oracle_fault`), then V13: it never reached the property's body (collection or import
+    error, a missing pytest fixture): no freeze can forgive that (docs/design.md §3)."""
     run = case.ran
+    broken = _oracle_fault(run, case.on_base)
+    if broken is not None:  # V18: the pack cannot run on the base either; the patch is not what broke it
+        return broken
     case.failure = {"timeout": "timed_out", "crash": "crashed"}.get(run.status)
     if case.failure is None and run.hits == 0:
+        base = " (not so on the base revision: the patch broke it)" if case.on_base else ""
         return _fail("crashed", "the property failed before any example reached its body (an import or "
-                     "collection error, or a missing pytest fixture); such a failure cannot be frozen")
+                     f"collection error, or a missing pytest fixture){base}; such a failure cannot be frozen")
     return None
 
 
@@ -485,7 +490,7 @@ STAGES: tuple[Callable[[_Case], Verdict | None], ...] = (
     _fixture_mutated,  # V12
     _unchecked,  # V14: unseeded, vacuous
     _passed,  # V1 (V16 for a fresh example that fails)
-    _unreached,  # V13: no example reached the body
+    _unreached,  # V18: the oracle's own fault; V13: no example reached the body
     _no_freeze,  # V2 (V13 for a timeout or crash)
     _signature_mismatch,  # V7
     _unforgiven,  # V8-V11 record by record, V15
@@ -655,7 +660,9 @@ def _check_freeze(
             return 2, _fail("not_reproduced_on_base",
                             f"the flaky freeze's failures showed in none of the {len(tries)} base replay "
                             f"tr{'y' if len(tries) == 1 else 'ies'} on {base_revision[:12]} under this fixture "
-                            f"digest{odds}; the catalog's replay_tries sets how many tries a flaky freeze gets")
+                            f"digest{odds}; the tries follow from the freeze's recorded rate (a flake at that rate "
+                            "missed at most once in 10,000 gates) within the property's timeout, or from the "
+                            "catalog's replay_tries")
     # Each failure a deterministic record is asked to forgive must have been reproduced on the run's base.
     elif any(f.signature not in set().union(*[r.failure_set() for r in tries]) for f in mine):
         return 2, _fail("not_reproduced_on_base",
@@ -664,3 +671,51 @@ def _check_freeze(
     if freeze.expires_on is not None and freeze.expires_on < today:
         return 3, _fail("freeze_expired", f"the freeze expired on {freeze.expires_on.isoformat()}")
     return 4, Verdict("inconclusive", "frozen", f"known failure, frozen: {freeze.reason}")
+
+
+# Failures pytest reports before a test's body runs: a fixture nobody defines, a file that cannot be collected.
+NEVER_REACHED = frozenset({"_pytest.fixtures.FixtureLookupError", "_pytest.nodes.Collector.CollectError"})
+
+
+def never_reached(run: RunResult | None) -> tuple[FailureRef, ...]:
+    """The failures of ``run`` that never reached the property's body: every failure of a failed run whose
+    body no example reached (zero hits: a collection or import error, a missing fixture), and any failure
+    pytest reports before a test's body (:data:`NEVER_REACHED`). Empty for a pass, a timeout or a crash."""
+    if run is None or run.status != "fail":
+        return ()
+    failures = run.failure_set()
+    if run.hits == 0:
+        return failures
+    return tuple(f for f in failures if f.parts.get("exc_type") in NEVER_REACHED)
+
+
+def _oracle_fault(run: RunResult, on_base: Sequence[BaseSig]) -> Verdict | None:
+    """V18 (docs/design.md §3, "Gate faults are not the candidate's"): ``fail``/``oracle_error`` when a failure
+    of ``run`` that never reached the property's body showed, with the same signature, on a base replay try
+    of the run's base revision (``on_base``): the pack cannot run there either, so the oracle is broken, not
+    the patch. ``None`` otherwise (a failure the candidate alone shows stays the candidate's: crashed)."""
+    seen = {sig for t in on_base for sig in t.failure_set()}
+    both = [f for f in never_reached(run) if f.signature in seen]
+    if not both:
+        return None
+    first = both[0].parts
+    where = f"the pack's {first['site']}" if first.get("site") else f"{first.get('node') or 'the property'}"
+    more = f"; and {len(both) - 1} more such failure(s)" if len(both) > 1 else ""
+    return _fail("oracle_error", f"{where} fails before the property's body ({first.get('exc_type')}), on the base "
+                 f"revision {on_base[0].base_revision[:12]} as on the candidate: the oracle cannot run, whatever the "
+                 f"patch{more}; fix: {oracle_fix(str(first.get('exc_type') or ''))} (`verdict-gate check --rev "
+                 f"{on_base[0].base_revision[:12]}` shows it)")
+
+
+def oracle_fix(exc_type: str) -> str:
+    """What to do about a property that cannot run before its body, by the exception's qualified type."""
+    if exc_type == "_pytest.fixtures.FixtureLookupError":
+        return ("define the fixture in the pack's own conftest.py (the gate loads the pack's conftest.py, never "
+                "the repository's: one left out of the pack, or kept under tests/, is not there), or fix the test's "
+                "argument")
+    if exc_type in ("builtins.ModuleNotFoundError", "builtins.ImportError"):
+        return ("the pack imports a module or name that neither the pack nor the base revision has: add the module "
+                "to the pack beside the property, put its directory on the catalog's python_path, install it beside "
+                "the gate, or fix the import; a file the project's build writes and git ignores (a _version.py) goes "
+                "under the catalog's generated:")
+    return "fix the pack's code at that line (plain pytest fails it on the base revision too)"

@@ -156,3 +156,54 @@ def check_modules(catalog: Catalog, tree: Path, pack_dir: Path, repo: Path | Non
         f"list the candidate's top-level modules in the catalog, e.g. `modules: [{', '.join(names)}]` "
         "(exactly those names are then served from the candidate), or run the gate from an environment "
         "without that package")
+
+
+def check_nodes(catalog: Catalog, pack_dir: Path) -> None:
+    """Every catalog ``node:`` checked against its oracle file's text (:func:`verdict_gate.core.nodes.missing`),
+    before any property runs: a typo is the catalog's error, never a verdict after the whole run.
+
+    Raises:
+        GateError: naming each property whose node its file does not define, the closest name, and the fix.
+    """
+    from verdict_gate.core.nodes import missing
+
+    problems = []
+    for index, prop in enumerate(catalog.properties):
+        path = pack_dir / prop.oracle
+        if not prop.node or path.suffix != ".py":
+            continue
+        try:
+            with AST_LOCK:
+                why = missing(ast.parse(path.read_bytes()), prop.node)
+        except (SyntaxError, ValueError, OSError):
+            continue  # pytest reports a file that does not parse (the oracle's fault, V18)
+        if why:
+            problems.append(f"$.properties[{index}] {prop.id!r}: node {prop.node!r}: {prop.oracle} {why}")
+    if problems:
+        raise GateError("catalog", catalog.source, "names tests its oracle files do not define:\n    "
+                        + "\n    ".join(problems),
+                        "set each property's node: to a test of its oracle file (test_x, or TestClass::test_x), "
+                        "or drop node: to run every test in the file")
+
+
+def blind_spots(catalog: Catalog, pack_dir: Path, tree: Path, only: Sequence[str] | None = None) -> list[str]:
+    """The warnings of :func:`verdict_gate.core.blind.blind_spots` for the catalog's properties (or ``only``),
+    each ``PROPERTY: PATH:LINE: what it hides and how to write it``. Candidate code is what the catalog's
+    ``modules:`` names, else what its ``python_path`` directories of ``tree`` provide."""
+    from verdict_gate.core.blind import blind_spots as find
+
+    root = tree.resolve()
+    dirs = [d for d in ((tree / entry).resolve() for entry in catalog.python_path) if d == root or root in d.parents]
+    candidate = set(catalog.modules) or (provided_names(str(d) for d in dirs) - pack_module_names(str(pack_dir)))
+    out: list[str] = []
+    for prop in catalog.properties:
+        path = pack_dir / prop.oracle
+        if (only is not None and prop.id not in only) or path.suffix != ".py":
+            continue
+        try:
+            with AST_LOCK:
+                found = find(ast.parse(path.read_bytes()), candidate, prop.node)
+        except (SyntaxError, ValueError, OSError):
+            continue
+        out += [f"{prop.id}: {prop.oracle}:{b.line}: {b.text}" for b in found]
+    return out

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from verdict_gate.core.progress import Progress
+from verdict_gate.host.modules import check_nodes
 from verdict_gate.pack.extract import discard
 from verdict_gate.pack.parse import parse_source
 from verdict_gate.pack.source import Context, PackOptions, Source
@@ -40,7 +41,7 @@ def load(source: str, repo: Path, work: Path, *, options: PackOptions | None = N
         progress: called with one-line progress messages.
     Raises:
         GateError: the source does not exist, cannot be fetched or is malformed (exit 2); a
-            property names an oracle file the pack does not have.
+            property names an oracle file the pack does not have, or a ``node:`` its file does not define.
         VoidError: bytes other than the pinned ones, a link or special file, an unsafe archive
             member, a bomb, an invalid catalog or ledger, or a manifest mismatch (exit 3).
     """
@@ -53,6 +54,7 @@ def load(source: str, repo: Path, work: Path, *, options: PackOptions | None = N
                   say=progress or (lambda _m: None))
     try:
         pack = verify(dest, src.display, src.materialise(ctx))
+        check_nodes(pack.catalog, pack.dir)  # a node: typo stops the run now, before any property (exit 2)
     except BaseException:
         discard(dest)
         raise

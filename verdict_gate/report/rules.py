@@ -43,8 +43,8 @@ RULES: dict[str, Rule] = {
         "The property failed and no freeze covers it.",
         "The property failed on the candidate and the freeze ledger has no record for this property.",
         "Fix the code under test so the property holds. If the failure is known and already on the base "
-        "branch, add a reviewed freeze: verdict-gate freeze --rev BASE --pack PACK replays it 5 times there "
-        "and records a deterministic or a flaky freeze."),
+        "branch, add a reviewed freeze: verdict-gate freeze --rev BASE --pack PACK replays it up to 5 times "
+        "there and records a deterministic freeze, or a flaky one with --kind flaky."),
     "frozen": Rule(
         "A known failure, forgiven by a reviewed freeze.",
         "The property failed with a signature that a freeze in the ledger names, under the same fixture digest, "
@@ -53,9 +53,9 @@ RULES: dict[str, Rule] = {
         deterministic="every failure of the run is in the freeze's set, and the base replay reproduced each of "
         "them; a frozen failure the candidate no longer shows is noted freeze_stale.",
         flaky="the flake showed on the candidate: every failure of the run is in the flaky freeze's set (the union "
-        "of the failures seen when it was recorded), and one of the base replay's tries (up to the catalog's "
-        "replay_tries) showed failures within that set. A frozen failure that did not show is expected, never "
-        "stale."),
+        "of the failures seen when it was recorded), and one of the base replay's tries (up to those planned from "
+        "its recorded rate) showed failures within that set. A frozen failure that did not show is expected, "
+        "never stale."),
     "oracle_moved": Rule(
         "The candidate edits this property's oracle file.",
         "The diff changes the file that holds this property's code, so the candidate is not scored against "
@@ -92,16 +92,17 @@ RULES: dict[str, Rule] = {
         "A freeze only forgives a failure that also shows on the base revision; the base replay there did not "
         "show it.",
         "Deterministic freeze: fix the failure, the candidate brought it. Flaky freeze: read the detail's odds, "
-        "check the candidate's failure, and raise the catalog's replay_tries if the flake is rarer than it allows.",
+        "check the candidate's failure, and record the freeze from more replays (freeze --replays 20) if the rate "
+        "it recorded is off, or set the catalog's replay_tries.",
         deterministic="the base replay passed or failed differently, so the failure is new to the candidate: fix "
         "it. If the property is flaky on the base too, the freeze was recorded from too few replays: record it "
-        "again with verdict-gate freeze --rev BASE --pack PACK (5 replays), which makes it a flaky freeze.",
+        "again with verdict-gate freeze --rev BASE --pack PACK --kind flaky, which records its rate.",
         flaky="none of the base replay's tries showed failures within the frozen set, or none showed any of the "
         "candidate's own failures (so its examples could be compared with none: fail closed). The detail gives the "
         "tries and the chance of that for the rate recorded (a flake that failed k of n replays is missed by T "
         "tries (1 - k/n)^T of the time): either the patch's failure is not the flake, or the flake is rarer than "
-        "the catalog's replay_tries allows for. Raise replay_tries (within the property's timeout) for a rare "
-        "flake."),
+        "the tries allowed for: they follow from the recorded rate (a miss at most once in 10,000 gates at that "
+        "rate, at most 100 tries, within the property's timeout; the run's notice says which bound stopped them)."),
     "freeze_expired": Rule(
         "The freeze has expired.",
         "The freeze's expires_on date is before the run's date, so it no longer forgives the failure.",
@@ -125,6 +126,16 @@ RULES: dict[str, Rule] = {
         "host's fault instead: isolation_unavailable, outcome incomplete.",
         "Run the property with plain pytest (docs/adopting.md) to see the crash; a segfault or os._exit in the "
         "code under test shows up here."),
+    "oracle_error": Rule(
+        "The oracle cannot run: the property fails before its body on the base revision too.",
+        "The oracle's own fault, never the patch's: the property failed before any example reached its body (a "
+        "collection or import error in the pack's code, a pytest fixture the pack does not define), and it fails "
+        "the same way on the base revision, where the patch is not. The outcome is incomplete (exit 4), not "
+        "blocked, and a missing run is never a pass. The detail names the pack's file and line.",
+        "Fix the pack through the oracle's review path: define a missing fixture in the pack's own conftest.py "
+        "(the gate never loads the repository's), add a module the pack imports to the pack (or its directory to "
+        "the catalog's python_path), or fix the line named. `verdict-gate check --rev BASE` shows it without a "
+        "patch."),
     "unseeded": Rule(
         "A seeded property ran without its recorded seed.",
         "A kind: property ran without the Hypothesis seed the catalog records, so its result cannot be "
@@ -224,7 +235,31 @@ def rules_markdown() -> str:
         out += [f"## {reason}", "", f"**{rule.short}**", "", rule.full, ""]
         out += [line for kind in rule.kinds() for line in (kind, "")]
         out += [f"Fix: {rule.fix}", ""]
+    out += SEEN
     return "\n".join(out)
+
+
+# docs/rules.md's last section: the limits of what a freeze is matched against.
+SEEN = [
+    "## What a freeze can and cannot see", "",
+    "A freeze forgives a failure set: each failing test node, and each distinct bug Hypothesis reports inside "
+    "one, by its signature (the node, seed, exception type, normalised message, counterexample, where it was "
+    "raised and the pack line it came through). The gate sees every failure a test reports, every example a "
+    "Hypothesis property draws (the example logs: an example that held on the base and fails now is "
+    "new_failing_examples), and fresh examples drawn from a seed the patch cannot know.", "",
+    "It cannot see what a test never reached. Two shapes of a test hide more than the failure that is frozen, "
+    "as they do under plain pytest; `verdict-gate check` and `verdict-gate freeze` warn about both, with the "
+    "line, before a freeze is recorded:", "",
+    "- **An assertion inside a loop** of an example test (`for amount, band in CASES: assert bands(amount) == "
+    "band`): the first row that fails ends the test, so once that failure is frozen, a patch that breaks every "
+    "row after it fails the same way and is forgiven. Write the rows with `@pytest.mark.parametrize`: each row "
+    "is a test node whose failure is its own.",
+    "- **An expected value computed from an argument after candidate code had it** (`out = sort(xs)`, then "
+    "`assert out == sorted(xs)`): a candidate that rewrites its argument agrees with itself. Compute the "
+    "expected value before the call, or hand the candidate a copy.", "",
+    "Nor can a freeze tell a flake's failure from the same failure made deterministic: a flaky freeze forgives "
+    "its failures whenever a base try shows them too, however often the candidate shows them.", "",
+]
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from verdict_gate.core.errors import GateError
-from verdict_gate.core.ledger import EMPTY_LEDGER, Seen, add_freeze, judge_tries, parse_date, parse_json
+from verdict_gate.core.ledger import EMPTY_LEDGER, Seen, add_freeze, answered, judge_tries, parse_date, parse_json
 from verdict_gate.core.progress import Progress
 from verdict_gate.host import schemas
 from verdict_gate.host.files import parse_ledger, read_utf8
@@ -71,8 +71,9 @@ def tries_from_file(base_sig_path: Path, prop_id: str, replays: int | None = Non
 
 def tries_by_replay(repo: Path, rev: str, pack_source: str, prop_id: str, replays: int, *,
                     options: PackOptions | None, progress: Progress,
-                    notice: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Replay ``prop_id`` ``replays`` times on a detached worktree of ``rev``; its tries, in order.
+                    notice: Callable[[str], None], kind: str | None = None) -> list[dict[str, Any]]:
+    """Replay ``prop_id`` up to ``replays`` times on a detached worktree of ``rev``, stopping as soon as the tries
+    decide the freeze (:func:`verdict_gate.core.ledger.answered`, for ``kind``); its tries, in order.
 
     Raises:
         GateError, VoidError: as :func:`verdict_gate.run.replay.replay_to_file`.
@@ -80,7 +81,7 @@ def tries_by_replay(repo: Path, rev: str, pack_source: str, prop_id: str, replay
     from verdict_gate.run.replay import replay_to_file
 
     doc = replay_to_file(repo, rev, pack_source, None, only=[prop_id], options=options, progress=progress,
-                         notice=notice, tries=replays)
+                         notice=notice, tries=replays, until=lambda recs: answered([r.to_json() for r in recs], kind))
     return [r.to_json() for r in doc.replays]
 
 

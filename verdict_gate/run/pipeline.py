@@ -6,8 +6,9 @@
 4. :func:`base_replay` — the ledger's properties on the base revision (``base.sig.json``);
 5. :func:`candidate_run` — every catalog property not edited, on HEAD (``runs.json``); with a budget
    of two or more processes, steps 4 and 5 run side by side (:func:`base_and_candidate`); then
-   :func:`flaky_tries` tries a property with a flaky freeze on the base again where its verdict needs it,
-   and :func:`fresh_replay` replays fresh examples that failed;
+   :func:`oracle_faults` runs a property that failed before its body on the base too (the pack's fault or the
+   patch's), :func:`flaky_tries` tries a property with a flaky freeze on the base again where its verdict needs
+   it, and :func:`fresh_replay` replays fresh examples that failed;
 6. :func:`score_run` — :func:`verdict_gate.core.score.score`: verdicts, promotion, outcome.
 
 The edges live beside it (:mod:`~verdict_gate.host.git`, :mod:`~verdict_gate.run.runner`,
@@ -23,7 +24,6 @@ import datetime as dt
 import os
 import shlex
 import threading
-import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -39,8 +39,9 @@ from verdict_gate.core.progress import Progress
 from verdict_gate.core.records import BaseSigRecord, DiffRecord, ReplayRecord, RunsRecord, fresh_seed
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import ShardSpec, share
+from verdict_gate.core.tries import notice, planned
 from verdict_gate.core.upkeep import expiring, expiry_notice
-from verdict_gate.core.verdict import needs_try
+from verdict_gate.core.verdict import needs_try, never_reached
 from verdict_gate.core.workflows import is_workflow
 from verdict_gate.host import checkout, forks, git, workflows
 from verdict_gate.host.fixtures import Digested, current_ledger, fixture_digest, legacy_digest
@@ -162,6 +163,7 @@ def run(repo: Path, base_ref: str, pack_source: str, *, policy: str | None, toda
                 progress(f"shard {shard}: {len(mine)} of the catalog's properties")
             done = base_and_candidate(ev, oracle_pack, cand, parts, fixtures, scratch, progress, jobs, only, base_tree,
                                       same_fixtures)
+            oracle_faults(ev, oracle_pack, done, scratch, progress, base_tree)
             flaky_tries(ev, oracle_pack, done, scratch, progress, base_tree,
                         _as_base(fixtures, ev.base_revision) if same_fixtures else None)
             fresh_replay(ev, oracle_pack, done, scratch, progress, base_tree)
@@ -332,7 +334,8 @@ def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: 
     records do not depend on how processes are scheduled, and the base replay's notices come first.
 
     Raises:
-        GateError, VoidError: from either step; the base replay's first, as when it runs first.
+        GateError, VoidError: from either step; the base replay's first, as when it runs first (an error of the
+            candidate run stops the base replay at once).
     """
     budget = jobs if jobs is not None else runner.default_jobs()
     shared = fixtures if same_fixtures else None
@@ -377,12 +380,11 @@ def base_and_candidate(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: 
                              slot=slots.slot(0, stop_candidate), cancel=stop_candidate)
     except BaseException as exc:
         failure = exc
-        if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the base replay stops now too
-            stop_base.set()
+        stop_base.set()  # Ctrl-C, SIGTERM, or an error that ends the run (a node: typo): the base replay stops now
     _join(thread, stop_base)  # its worktree, processes and scratch are gone once it returns
     if failure is not None and not isinstance(failure, Exception):
         raise failure
-    if "error" in base:
+    if "error" in base and not (failure is not None and isinstance(base["error"], runner.Cancelled)):
         raise base["error"]
     if failure is not None:
         raise failure
@@ -489,12 +491,38 @@ def candidate_run(ev: Evidence, oracle_pack: pack.Pack, cand: Path, parts: diffs
     return done
 
 
+def oracle_faults(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: Path, progress: Progress,
+                  base_tree: Path | None) -> None:
+    """Step 5d (docs/design.md §3, "Gate faults are not the candidate's"): a property whose run on the candidate
+    failed before its body (:func:`verdict_gate.core.verdict.never_reached`: a collection or import error, a
+    fixture the pack lacks) is run once on the base revision, unless the base replay ran it already: the same
+    failure there makes it the oracle's fault (``oracle_error``, V18), never the patch's. The tries are kept in
+    ``base.sig.json`` like the base replay's (one, no example log). A worktree of the base is made when the
+    run has none (no frozen property)."""
+    assert ev.base_sig is not None
+    props = oracle_pack.catalog.by_id()
+    on_base = {r.prop_id for r in ev.base_sig.replays if r.base_revision == ev.base_revision}
+    ids = [pid for pid, r in done.records.items()
+           if pid in props and pid not in on_base and never_reached(r.run_result(props[pid]))]
+    if not ids:
+        return
+    progress(f"{len(ids)} propert{'y' if len(ids) == 1 else 'ies'} failed before the body on the candidate: "
+             f"running {'it' if len(ids) == 1 else 'them'} on the base {ev.base_revision[:12]} to tell the pack's "
+             f"fault from the patch's: {', '.join(ids)}")
+    more = replay(Path(ev.repo), ev.base_revision, oracle_pack, ids, scratch, progress, ev.notices,
+                  passes={pid: {} for pid in ids}, name="oracle-replay", tree=base_tree)
+    ev.base_sig = dataclasses.replace(ev.base_sig, replays=ev.base_sig.replays + more.replays)
+
+
 def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: Path, progress: Progress,
                 base_tree: Path | None, fixtures: Digested | None = None) -> None:
     """Step 5c (docs/design.md §3, "Flaky freezes"): a property with a flaky freeze whose verdict needs a
     base replay try in the candidate's own state (:func:`verdict_gate.core.verdict.needs_try`) is tried on
-    the base again, one try at a time, until it has one, or it has had the catalog's ``replay_tries``, or
-    its extra tries have used its timeout. Every try is kept in ``base.sig.json``, in try order.
+    the base again, one try at a time, until it has one, or it has had its planned tries
+    (:func:`verdict_gate.core.tries.planned`: from the freezes' recorded rates, a flake at its rate missed at
+    most once in 10,000 gates, or the catalog's ``replay_tries``), or its tries' own run time would pass its
+    timeout. Every try is kept in ``base.sig.json``, in try order; a notice per property with a flaky freeze says
+    what was planned, what was tried and, when a bound bit, the odds it left.
 
     Only after the candidate run, so a candidate that passed (or failed outside the freeze) costs no extra
     try. ``fixtures``: the base tree's digest when it is the candidate's (see :func:`base_replay`).
@@ -506,40 +534,52 @@ def flaky_tries(ev: Evidence, oracle_pack: pack.Pack, done: Execution, scratch: 
     tries: dict[str, list[ReplayRecord]] = {}
     for rec in ev.base_sig.replays:
         tries.setdefault(rec.prop_id, []).append(rec)
-    spent: dict[str, float] = {}
+    flaky = {pid: [fr for fr in oracle_pack.ledger.for_id(pid) if fr.flaky] for pid in tries if pid in props}
+    plan = {pid: planned([fr.rate for fr in frs], props[pid].replay_tries) for pid, frs in flaky.items() if frs}
+    spent: dict[str, float] = {}  # the property's own run time in its extra tries (its timeout bounds them)
     last: dict[str, float] = {}
 
     def wanted(pid: str) -> bool:
         prop, run = props[pid], done.records.get(pid)
-        if len(tries[pid]) >= prop.replay_tries or spent.get(pid, 0.0) + last.get(pid, 0.0) > prop.timeout:
+        if pid not in plan or len(tries[pid]) >= plan[pid] or spent.get(pid, 0.0) + last.get(pid, 0.0) > prop.timeout:
             return False
         on_base = [t.base_sig() for t in tries[pid] if t.base_revision == ev.base_revision]
         return needs_try(run.run_result(prop) if run else None, oracle_pack.ledger.for_id(pid), on_base)
 
-    while need := [pid for pid in tries if pid in props and wanted(pid)]:
+    while need := [pid for pid in plan if wanted(pid)]:
         n = 1 + max(len(tries[pid]) for pid in need)
         progress(f"base replay: trying {len(need)} propert{'y' if len(need) == 1 else 'ies'} with a flaky freeze "
                  f"again on {ev.base_revision[:12]} (try {n}): {', '.join(need)}")
         passes = {pid: {"example_log": True, **fresh_passes(ev, props[pid])} for pid in need}
-        started = time.monotonic()
+        seconds: dict[str, float] = {}
         more = replay(Path(ev.repo), ev.base_revision, oracle_pack, need, scratch, progress, ev.notices,
-                      passes=passes, name=f"replay-try-{n}", tree=base_tree, fixtures=fixtures)
-        took = time.monotonic() - started
+                      passes=passes, name=f"replay-try-{n}", tree=base_tree, fixtures=fixtures, seconds=seconds)
         for rec in more.replays:
             tries[rec.prop_id].append(dataclasses.replace(rec, try_no=len(tries[rec.prop_id]) + 1))
-            spent[rec.prop_id] = spent.get(rec.prop_id, 0.0) + took
-            last[rec.prop_id] = took
-    for pid, recs in tries.items():
-        run = done.records.get(pid)
-        if len(recs) > 1 and run is not None:
-            short = needs_try(run.run_result(props[pid]), oracle_pack.ledger.for_id(pid),
-                              [t.base_sig() for t in recs if t.base_revision == ev.base_revision])
-            stop = (f"replay_tries {props[pid].replay_tries}" if len(recs) >= props[pid].replay_tries
-                    else f"the property's {props[pid].timeout:g} s timeout")
-            ev.notices.append(f"base replay: {pid}: tried {len(recs)} times for its flaky freeze; "
-                              + (f"no try showed what the candidate's run showed (stopped at {stop})" if short
-                                 else f"try {len(recs)} showed what the candidate's run showed"))
+            spent[rec.prop_id] = spent.get(rec.prop_id, 0.0) + seconds.get(rec.prop_id, 0.0)
+            last[rec.prop_id] = seconds.get(rec.prop_id, 0.0)
+    for pid in plan:
+        ev.notices.append(_tries_notice(ev, props[pid], flaky[pid], plan[pid], tries[pid], done, oracle_pack,
+                                        spent.get(pid, 0.0)))
     ev.base_sig = dataclasses.replace(ev.base_sig, replays=tuple(r for recs in tries.values() for r in recs))
+
+
+def _tries_notice(ev: Evidence, prop: Property, flaky: list[Any], plan: int, recs: list[ReplayRecord],
+                  done: Execution, oracle_pack: pack.Pack, spent: float) -> str:
+    """One property's flaky tries in words (:func:`verdict_gate.core.tries.notice`), from what the run showed."""
+    rates = [fr.rate for fr in flaky if fr.rate]
+    rate = min(rates, key=lambda r: r[0] / r[1]) if rates else None
+    run = done.records.get(prop.id)
+    on_base = [t.base_sig() for t in recs if t.base_revision == ev.base_revision]
+    if run is None or not run.failed:
+        state = "passed"
+    elif not needs_try(run.run_result(prop), oracle_pack.ledger.for_id(prop.id), on_base):
+        frozen = {sig for fr in flaky for sig in fr.names()}
+        state = "outside" if {f.signature for f in run.run_result(prop).failure_set()} - frozen else "showed"
+    else:
+        state = "missed"
+    return notice(prop.id, plan=plan, replay_tries=prop.replay_tries, rate=rate, tried=len(recs), state=state,
+                  timeout=prop.timeout, spent=spent)
 
 
 def new_run_id() -> str:

@@ -16,7 +16,7 @@ from verdict_gate.host.fixtures import Digested
 from verdict_gate.pack import Pack, PackOptions, load
 from verdict_gate.run import runner
 from verdict_gate.run.collected import check_collected
-from verdict_gate.run.execute import Execution, Slot, execute
+from verdict_gate.run.execute import Slot, execute
 
 T = TypeVar("T")
 
@@ -26,7 +26,8 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
            passes: Mapping[str, Mapping[str, Any]] | None = None, name: str = "replay", jobs: int | None = None,
            slot: Slot | None = None, cancel: threading.Event | None = None,
            tree: Path | None = None, fixtures: Digested | None = None, tries: int = 1,
-           first_try: int = 1) -> BaseSigRecord:
+           first_try: int = 1, until: Callable[[list[ReplayRecord]], bool] | None = None,
+           seconds: dict[str, float] | None = None) -> BaseSigRecord:
     """Run the ledger's properties (or ``only``) on a detached worktree of ``rev`` (``tree``: one the caller
     made, :func:`verdict_gate.host.checkout.trees`, and removes), ``tries`` times.
 
@@ -36,6 +37,9 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
     beside the candidate run shares its budget of processes; ``fixtures`` only with ``tree``).
     Each try is a fresh set of oracle processes (a flake decided once per process shows or not per try);
     the records are numbered ``first_try``, ``first_try + 1``, … and kept in property order, then try order.
+    ``until``: called with the records so far after each try; ``True`` ends the tries there (``freeze`` stops as
+    soon as its answer is known). ``seconds``: filled with each property's own run time (``duration_s``), summed
+    over the tries.
 
     Returns the ``base.sig.json`` record; notices about the run are appended to ``notices``.
     A worktree it made is removed on every path.
@@ -55,7 +59,8 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
             else nullcontext(checkout.Trees((tree,))))
     if passes is None:
         passes = {prop.id: {"example_log": True} for prop in props}
-    runs: list[Execution] = []
+    replays: list[ReplayRecord] = []
+    fixture_digest = ""
     with made as trees:
         tree = trees.paths[0]
         for n in range(tries):
@@ -69,20 +74,28 @@ def replay(repo: Path, rev: str, oracle_pack: Pack, only: Sequence[str] | None, 
             check_collected(oracle_pack, done)  # a node: that does not exist is the catalog's error
             if notices is not None:
                 notices += [f"base replay: {line}" for line in done.notices if f"base replay: {line}" not in notices]
-            runs.append(done)
-    fixture_digest = runs[0].fixture.digest
-    replays = []
-    for prop in props:
-        for n, done in enumerate(runs):
-            r = done.records.get(prop.id)
-            replays.append(ReplayRecord(
-                prop_id=prop.id, status=r.status if r else "missing", signature=r.signature if r else None,
-                signature_parts=r.signature_parts if r else None, fixture_digest=fixture_digest, base_revision=rev,
-                failures=r.failures if r else (), hits=r.hits if r else None,
-                example_log=r.example_log if r else None, fresh_seed=r.fresh_seed if r else None,
-                fresh_log=r.fresh_log if r else None, try_no=first_try + n,
-            ))
+            fixture_digest = fixture_digest or done.fixture.digest
+            if seconds is not None:
+                for pid, r in done.records.items():
+                    seconds[pid] = seconds.get(pid, 0.0) + float(r.duration_s or 0.0)
+            replays += [_record(prop.id, done.records.get(prop.id), fixture_digest, rev, first_try + n)
+                        for prop in props]
+            if until is not None and until(replays):
+                break
+    order = {prop.id: i for i, prop in enumerate(props)}
+    replays.sort(key=lambda r: (order[r.prop_id], r.try_no))
     return BaseSigRecord(base_revision=rev, fixture_digest=fixture_digest, replays=tuple(replays))
+
+
+def _record(prop_id: str, r: Any, fixture_digest: str, rev: str, try_no: int) -> ReplayRecord:
+    """One try of one property as a ``base.sig.json`` entry (``r``: its run record, ``None``: no result)."""
+    return ReplayRecord(
+        prop_id=prop_id, status=r.status if r else "missing", signature=r.signature if r else None,
+        signature_parts=r.signature_parts if r else None, fixture_digest=fixture_digest, base_revision=rev,
+        failures=r.failures if r else (), hits=r.hits if r else None,
+        example_log=r.example_log if r else None, fresh_seed=r.fresh_seed if r else None,
+        fresh_log=r.fresh_log if r else None, try_no=try_no,
+    )
 
 
 @contextmanager
@@ -101,10 +114,11 @@ def _unswept(worktree: AbstractContextManager[T]) -> Iterator[T]:
 
 def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path | None, *, only: Sequence[str] | None,
                    options: PackOptions | None, progress: Progress,
-                   notice: Callable[[str], None], tries: int = 1) -> BaseSigRecord:
-    """Load the pack, replay on ``rev`` ``tries`` times and write ``base.sig.json`` to ``out`` (the library
-    form of ``verdict-gate replay``; the demo, ``freeze --rev`` and ``ledger prune --rev`` use it too; ``out``
-    ``None``: nothing is written).
+                   notice: Callable[[str], None], tries: int = 1,
+                   until: Callable[[list[ReplayRecord]], bool] | None = None) -> BaseSigRecord:
+    """Load the pack, replay on ``rev`` ``tries`` times (fewer when ``until``, as for :func:`replay`, says so) and
+    write ``base.sig.json`` to ``out`` (the library form of ``verdict-gate replay``; the demo, ``freeze --rev``
+    and ``ledger prune --rev`` use it too; ``out`` ``None``: nothing is written).
 
     Raises:
         GateError: a bad repository, revision, pack or output path (checked before the work).
@@ -121,7 +135,7 @@ def replay_to_file(repo: Path, rev: str, pack_source: str, out: Path | None, *, 
     with scratch_dir() as scratch:
         oracle_pack = load(pack_source, repo, scratch, options=options, progress=progress)
         notices: list[str] = []
-        doc = replay(repo, commit, oracle_pack, only, scratch, progress, notices, tries=tries)
+        doc = replay(repo, commit, oracle_pack, only, scratch, progress, notices, tries=tries, until=until)
         for line in notices:
             notice(line)
     if out is not None:

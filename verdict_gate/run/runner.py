@@ -269,7 +269,9 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     return the raw result records by id and any phase failure.
 
     A property missing from the answer produced no result (verdict V6); one whose record has
-    ``event`` ``uncollected`` matched no test in its oracle file (also V6, with that reason).
+    ``event`` ``uncollected`` matched no test in its oracle file (also V6, with that reason). When that
+    property names a ``node:`` (a catalog typo, :func:`verdict_gate.run.collected.check_collected`), every
+    process is stopped at once and the records so far are returned: the caller raises the catalog's error.
     Timeouts and crashes appear as records with status ``timeout`` / ``crash`` and a
     deterministic ``exc_type``/``message`` so that they too have a signature; either loses only
     that property (the rest of its share go to a fresh process). A level the host cannot give
@@ -296,6 +298,8 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
     lock = threading.Lock()
 
     at_once = 0 if slot is not None else min(jobs, len(work))
+    by_id = {p.id: p for p in props}
+    uncollected = threading.Event()  # a named node pytest did not collect: stop, and report it (check_collected)
 
     def run_share(index: int, level: str, share: list[Property]) -> tuple[dict[str, dict[str, Any]], list[str]]:
         cpu, worker_cpu = placement(cpus, index, at_once) if level != "none" else (None, None)
@@ -311,6 +315,10 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
                                                   methods.get(level))
             if phase_failure:
                 failures.append(phase_failure)
+            if any(r.get("event") == stream.UNCOLLECTED and by_id[pid].node for pid, r in mine.items()):
+                uncollected.set()  # the catalog's error: every other process stops now too
+                stop.set()
+                break
             left = [p for p in remaining if p.id not in mine]
             if not got or len(left) == len(remaining):
                 break  # the process ran nothing more: what is left was never collected
@@ -319,7 +327,7 @@ def run_properties(props: Sequence[Property], ws: Workspace, progress: Progress,
 
     phase_failures: list[str] = []
     done = _run_shares(work, run_share, jobs, stop)
-    if stop.is_set():
+    if stop.is_set() and not uncollected.is_set():
         raise Cancelled("the run was cancelled")
     for mine, failures in done:
         results.update(mine)
@@ -504,7 +512,7 @@ def _one_process(props: Sequence[Property], ws: Workspace, ini: Path, attempt: i
                     _kill(proc)
                     return watch.got, ""  # the caller raises Cancelled: nothing of this process is kept
                 watch.feed(feed.read())
-                if watch.tampered:
+                if watch.tampered or watch.stop_now:
                     _kill(proc)
                     break
                 overdue = watch.overdue()
@@ -586,6 +594,7 @@ class _Watch:
         self.kill_reason = ""
         self.got = 0
         self.outside_limit = max(p.timeout for p in by_id.values())
+        self.stop_now = False  # a named node was not collected: the catalog's error (collected.check_collected)
 
     def feed(self, text: str) -> None:
         self.buffer += text
@@ -618,8 +627,10 @@ class _Watch:
         elif pid in self.mine or pid in self.results:
             self.tampered = f"a second record for {pid}"
         elif event == stream.UNCOLLECTED and self.current is None:
-            # The catalog names a test the pack's file does not have (a node typo).
+            # The catalog names a test the pack's file does not have (a node typo): the catalog's error, so the
+            # whole run stops now (run_properties), not after every other property has run.
             self.mine[pid] = record
+            self.stop_now = self.stop_now or bool(self.by_id[pid].node)
             self.tally.report(self.progress, f"{pid}: no test collected for {self.by_id[pid].selector}")
         elif event == stream.START and self.current is None:
             self.collected = True  # a plugin that ran no collection hook still starts properties
@@ -648,6 +659,10 @@ class _Watch:
 
     def finish(self, returncode: int | None, log_path: Path) -> None:
         code = _signal_name(returncode if returncode is not None else -9)
+        if self.stop_now:  # killed on purpose: what it reported stands, nothing else is lost or retried
+            self.results.update(self.mine)
+            self.got = len(self.mine)
+            return
         if self.tampered:
             fresh = [prop for prop in self.by_id.values() if prop.id not in self.results and prop.id not in self.mine]
             for prop in self.by_id.values():

@@ -10,13 +10,13 @@ def _level(depth: int) -> None:
     """One level of the chain: fork the next and wait for it (the last one sleeps, marked with the token)."""
     if depth >= DEPTH:
         try:
-            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(40)", "@@TOKEN@@"])
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", "@@TOKEN@@"])
         finally:
             os._exit(0)
     try:
         child = os.fork()
     except OSError:  # RLIMIT_NPROC: the chain just ends here
-        time.sleep(40)
+        time.sleep(600)
         os._exit(0)
     if child == 0:
         _level(depth + 1)

@@ -5,4 +5,4 @@ import time
 
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-time.sleep(40)
+time.sleep(600)

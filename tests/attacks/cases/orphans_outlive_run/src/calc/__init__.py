@@ -3,5 +3,5 @@ import subprocess
 import sys
 
 for _ in range(3):
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "@@TOKEN@@"], start_new_session=True,
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "@@TOKEN@@"], start_new_session=True,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

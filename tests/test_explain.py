@@ -55,7 +55,7 @@ def gen(*, run: RunRecord | None = None, freeze: dict[str, Any] | None = None, t
     return {"catalog": {"version": 1, "seed": 7, "properties": [{"id": "p0", "oracle": "properties/test_p0.py",
                                                                  "kind": "property", "stale": stale}]},
             "ledger": {"version": 1, "freezes": freezes}, "runs": {"p0": run} if run else {},
-            "tries": (tries if tries is not None else [_try()]) if freezes and not moved else [],
+            "tries": tries if tries is not None else [_try()] if freezes and not moved else [],
             "moved": ["p0"] if moved else [], "ancestors": {BASE: True, OTHER: False},
             "today": dt.date(2026, 11, 30), "items": 10, "phase_failures": []}
 
@@ -86,6 +86,8 @@ CASES = {
     "isolation_unavailable": (gen(run=_run("pass", isolation={"level": "process", "method": "process",
                                                               "fences": {}})), "isolation"),
     "freeze_stale": (gen(run=_run("pass"), freeze=_freeze(), stale="fail"), "outcome"),
+    # the pack fails before its body on the base too (its base run is in base.sig.json with no freeze)
+    "oracle_error": (gen(run=_run(hits=0), tries=[_try(hits=0)]), "examples that ran"),
 }
 
 

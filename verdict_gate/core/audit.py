@@ -94,7 +94,8 @@ def text_difference(file: str, recorded: str, derived: str) -> Finding | None:
 
 
 def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequence[str], frozen: Sequence[str],
-              replays: Sequence[ReplayRecord], fresh: Collection[str] = ()) -> list[Finding]:
+              replays: Sequence[ReplayRecord], fresh: Collection[str] = (),
+              unreached: Collection[str] = ()) -> list[Finding]:
     """The inventory of one run's (or one shard's) evidence.
 
     Args:
@@ -107,6 +108,9 @@ def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequenc
         replays: ``base.sig.json``'s tries, in file order.
         fresh: the ids whose fresh examples failed on the candidate: each is replayed on the base too (once,
             when it has no freeze), to tell a regression from an old bug (docs/design.md §8.3).
+        unreached: the ids whose run on the candidate failed before the property's body
+            (:func:`verdict_gate.core.verdict.never_reached`): each is run once on the base too (when the base
+            replay did not run it), to tell the oracle's fault from the patch's (``oracle_error``, V18).
     Returns:
         one finding per run of an unplanned property, planned property with neither a run nor an announcement,
         announcement of one that has a run or was not planned, frozen property with a run but no base try, try of an
@@ -123,14 +127,18 @@ def inventory(planned: Sequence[str], runs: Collection[str], unreported: Sequenc
                            f"planned properties without a run in runs.json are {shown(missing)}"))
     tries: dict[str, list[int]] = {}
     for i, rep in enumerate(replays):
-        if rep.prop_id not in frozen and rep.prop_id not in fresh:
+        if rep.prop_id not in frozen and rep.prop_id not in fresh and rep.prop_id not in unreached:
             out.append(Finding("base.sig.json", f"$.replays[{i}]", f"a base replay of {rep.prop_id}, which is not a "
-                               "planned property with a freeze"))
+                               "planned property with a freeze, nor one that failed before its body"))
         tries.setdefault(rep.prop_id, []).append(rep.try_no)
     for pid in sorted(set(fresh) - set(frozen)):
         if tries.get(pid) != [1]:
             out.append(Finding("base.sig.json", "$.replays", f"{pid}'s fresh examples failed on the candidate, so "
                                f"they are replayed once on the base; the file has {len(tries.get(pid, []))} tries"))
+    for pid in sorted(set(unreached) - set(frozen) - set(fresh)):
+        if tries.get(pid, [1]) != [1]:  # none: the run stopped before that step, and the verdict reads crashed
+            out.append(Finding("base.sig.json", "$.replays", f"{pid} failed before its body on the candidate, so it "
+                               f"runs once on the base; the file has {len(tries.get(pid, []))} tries"))
     for pid in frozen:
         got = tries.get(pid, [])
         if not got and pid not in runs:

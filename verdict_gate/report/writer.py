@@ -64,7 +64,9 @@ def write_files(out_dir: Path, documents: Mapping[str, Any]) -> dict[str, str]:
     returns the texts written (``name → text``).
 
     ``documents`` maps a file name to its document: a JSON value for a file with a schema
-    (:data:`.verdicts.SCHEMA_OF`), validated as it is, before it is written; text for the others.
+    (:data:`.verdicts.SCHEMA_OF`), validated as it is, before it is written; text for the others (the job
+    summary, and the pack's control files copied byte for byte as the decision read them: checked when the pack
+    was loaded).
 
     Raises:
         GateError: ``out_dir`` exists and is not a directory, or a target is not a regular file.
@@ -72,7 +74,7 @@ def write_files(out_dir: Path, documents: Mapping[str, Any]) -> dict[str, str]:
     """
     check_out_dir(out_dir)
     for name, doc in documents.items():
-        if name in SCHEMA_OF:
+        if name in SCHEMA_OF and not isinstance(doc, str):
             schemas.check(SCHEMA_OF[name], doc, f"(internal) {name}")
     texts = {name: doc if isinstance(doc, str) else dumps(doc) for name, doc in documents.items()}
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -54,6 +54,7 @@ from verdict_gate.core.records import (
 )
 from verdict_gate.core.score import score
 from verdict_gate.core.shard import agreement, inconsistencies, merge_why
+from verdict_gate.core.verdict import never_reached
 from verdict_gate.core.workflows import Running
 from verdict_gate.host import schemas
 from verdict_gate.host.files import parse_catalog, parse_ledger
@@ -471,7 +472,11 @@ def audit(files: Mapping[str, bytes], odd: Mapping[str, str] | None = None) -> A
         unreported = out.head.get("unreported") if out.kind == "shard" else \
             (out.head.get("decision") or {}).get("unreported")
         fresh = [pid for pid, r in out.runs.runs.items() if r.fresh_log and any(not e.held for e in r.fresh_log)]
-        found += inventory(plan, list(out.runs.runs), unreported or [], frozen, out.base_sig.replays, fresh)
+        props = out.catalog.by_id()
+        unreached = [pid for pid, r in out.runs.runs.items()
+                     if pid in props and never_reached(r.run_result(props[pid]))]
+        found += inventory(plan, list(out.runs.runs), unreported or [], frozen, out.base_sig.replays, fresh,
+                           unreached)
         tries = len(out.base_sig.replays)
     if out.kind == "shard":
         found += _shard(out)

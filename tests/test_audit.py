@@ -41,8 +41,7 @@ def demo_runs(example_base: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     for cand in SPEC["candidates"]:
         repo = work / f"repo-{cand['name']}"
         git(example_base, "worktree", "add", "--quiet", "--detach", str(repo), "main")
-        git(repo, "checkout", "--quiet", "-b", cand["name"])
-        _apply(repo, cand["edits"])
+        _apply(repo, cand["edits"])  # on a detached HEAD: xdist may set this fixture up twice in one repository
         commit_all(repo, cand["description"])
         out[cand["name"]] = work / "evidence" / cand["name"]
         gate(repo, out[cand["name"]], SPEC.get("today", "2026-11-30"))

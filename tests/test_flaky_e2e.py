@@ -38,19 +38,30 @@ def add(a, b):
     return a + b
 '''
 # The property: it checks half_up, then, in about half of the processes, fails on a flaky call of its own. Its
-# coin comes from a file beside the repository of the tree it runs in (found through git from its working
-# directory: the candidate's tree and the base's worktree are both worktrees of that repository).
+# coin comes from a file beside the repository of the tree it runs in (found from its working directory's `.git`:
+# the candidate's tree and the base's worktree are both worktrees of that repository). Read by the test itself, not
+# by a `git` child: a test's child processes run fenced, with no access to the repository's .git.
 HALF = '''
 import fcntl
-import subprocess
 from pathlib import Path
 
 from calc import half_up
 
 
+def _common_dir():
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot
+        if dot.is_file():  # a worktree: "gitdir: <repo>/.git/worktrees/<name>", whose commondir names <repo>/.git
+            gitdir = Path(dot.read_text().split(":", 1)[1].strip())
+            return (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+    raise FileNotFoundError(f"no .git above {here}")
+
+
 def _coin():
-    common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    common = _common_dir()
     with open(Path(common).parent.parent / "coins", "r+") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         cursor, sequence = held.read().split("\\n")[:2]

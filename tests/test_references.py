@@ -289,6 +289,14 @@ class Payload:
     def __repr__(self):
         return "  __import__('sys').exit('candidate text ran in the worker')  "
 
+class Bag(dict):
+    def total(self):
+        return sum(self.values())
+
+class Stack(list):
+    def top(self):
+        return self[-1]
+
 class Cur(str):
     """A str whose repr is code (found by a red-team run): a record's repr, built in the oracle, holds it."""
     def __repr__(self):
@@ -1501,3 +1509,12 @@ def test_inspect_signature_of_a_candidate_callable_is_what_plain_python_gives(te
         inspect.signature(lib.SignedCall)
     with pytest.raises(proxy.NotCrossable, match="a text the candidate's code sent"):  # an annotation is text
         compile(sig.parameters["b"].annotation, "<annotation>", "eval")
+
+
+def test_an_instance_of_a_candidate_class_deriving_from_a_mutable_builtin_answers_as_it(lib: Any) -> None:
+    # isinstance(bag, dict) is false (the proxy class cannot carry dict's storage: C code would read it empty)
+    bag, stack = lib.Bag(a=1, b=2), lib.Stack([1, 2])
+    assert bag.total() == 3 and bag["a"] == 1 and len(bag) == 2 and sorted(bag) == ["a", "b"]
+    assert dict(bag) == {"a": 1, "b": 2} and bag == {"a": 1, "b": 2} and {**bag} == {"a": 1, "b": 2}
+    stack.append(5)
+    assert stack.top() == 5 and stack == [1, 2, 5] and list(stack) == [1, 2, 5] and type(stack) is lib.Stack

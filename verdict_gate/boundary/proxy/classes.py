@@ -5,9 +5,11 @@ One candidate class, one local class: its *proxy class* (:func:`proxy_class`), w
 :class:`ProxyType`. Every handle to an instance of it is an instance of that class, so ``type(obj) is Class``,
 ``isinstance`` and ``issubclass`` hold natively; calling the class constructs in the worker; reading, setting and
 deleting a class attribute asks the worker. The class carries exactly the special methods the candidate's defines
-(``callable()``, ``len()`` and ``collections.abc`` answer as for the object), and derives from ``dict``, ``list``,
-``set`` or ``bytearray`` when the candidate's class does (``isinstance(obj, dict)``), every method of that builtin
-answered by the worker.
+(``callable()``, ``len()`` and ``collections.abc`` answer as for the object). It does not derive from ``dict``,
+``list``, ``set`` or ``bytearray`` when the candidate's class does: C code reads such an object's own storage
+directly (``heapq``, ``set.union``, ``type(name, bases, ns)``), which a handle cannot fill, so it would read an
+empty one and answer wrongly without a word. ``isinstance(obj, dict)`` is false there (a visible difference, never
+a silent one); every operation, method and ``dict(obj)`` answers as the candidate's object does.
 
 A class statement of the oracle's whose base is a proxy class (``class MyStorage(Storage)``) makes an *oracle
 class*: an ordinary class of this process, whose methods run here with their closures (``nonlocal``, the test's

@@ -132,7 +132,8 @@ class Values:
         """A class descriptor: its names, its record shape (if any), how to reach it again, the special methods its
         classes define (``sp``: the oracle's proxy class has exactly those, so ``callable()``, ``len()`` and the
         abstract classes of ``collections.abc`` answer as for the object), whether it cannot be hashed
-        (``uh``), and the mutable builtin it derives from (``b``: ``isinstance(obj, dict)`` holds)."""
+        (``uh``), and the mutable builtin it derives from (``b``: a new object of the class is made of that builtin,
+so an oracle class deriving from it has the builtin's layout)."""
         desc: dict[str, Any] = {"t": codec.mro_names(cls), "ref": self._ref(cls), "id": self.worker.hold(cls)}
         if isinstance(cls, type):
             mro = type.__dict__["__mro__"].__get__(cls)

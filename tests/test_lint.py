@@ -1,9 +1,9 @@
-"""House rules for the workflows, the action and the README's workflow examples.
+"""House rules for the workflows, the action and the workflow examples of the README and docs/.
 
 `make lint` runs hadolint, zizmor and check-jsonschema over the files themselves; these tests add
 the rules those tools do not check (a timeout on every job, full-SHA pins with a version comment,
-no `${{ }}` inside `run:`, minimal permissions) and validate the YAML shown in README.md, which
-no linter sees.
+no `${{ }}` inside `run:`, minimal permissions) and validate the YAML shown in README.md and the pages
+under docs/, which no linter sees.
 """
 
 from __future__ import annotations
@@ -116,23 +116,27 @@ def test_base_replay_is_a_reusable_workflow_any_repository_can_call() -> None:
     assert "GITHUB_STEP_SUMMARY" in runs and "proposed-freezes.sh" in runs and "os.environ[\"LEDGER\"]" in runs
     gate = next(s for _, s in _steps(doc) if s.get("with", {}).get("repository") == "verdict-gate/verdict-gate")
     assert gate["with"]["ref"] == "${{ inputs.verdict-gate-ref }}"
-    assert "base-replay.yml@" in (ROOT / "README.md").read_text()  # the documented caller
+    assert "base-replay.yml@" in (ROOT / "docs" / "action.md").read_text()  # the documented caller
 
 
 PLACEHOLDER_SHA = "0123456789abcdef0123456789abcdef01234567"  # stands in for <full commit id> when linting
 
 
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the README and the pages under docs/
+
+
 def _readme_yaml() -> list[str]:
-    return re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    """Every YAML block of the README and the pages under docs/."""
+    return [b for page in DOC_PAGES for b in re.findall(r"```yaml\n(.*?)```", page.read_text(), flags=re.S)]
 
 
 def _readme_workflows() -> list[str]:
-    """Every workflow the README shows, as a user would copy it (placeholders left in)."""
+    """Every workflow the README and docs/ show, as a user would copy it (placeholders left in)."""
     return [b for b in _readme_yaml() if re.search(r"^jobs:", b, flags=re.M)]
 
 
 def _readme_workflow_files(tmp_path: Path) -> list[Path]:
-    """The README's workflows written to ``tmp_path/.github/workflows`` with the commit placeholders
+    """The docs' workflows written to ``tmp_path/.github/workflows`` with the commit placeholders
     (``<full commit id>``, ``<the same commit>``) replaced by a 40-hex id, as a user fills them in."""
     out = tmp_path / ".github" / "workflows"
     out.mkdir(parents=True)
@@ -155,20 +159,20 @@ def test_every_workflow_snippet_in_the_readme_is_a_whole_workflow() -> None:
 
 def test_readme_workflows_are_valid(tmp_path: Path) -> None:
     blocks = _readme_workflows()
-    assert len(blocks) >= 5  # the complete workflow, shards, base replay, and the two fork workflows
+    assert len(blocks) >= 7  # the README's, the complete one, shards, base replay, the two fork ones, deploy
     exe = shutil.which("check-jsonschema", path=str(ROOT / ".venv" / "bin")) or shutil.which("check-jsonschema")
     if exe is None:
         pytest.skip("check-jsonschema is not installed")
     files = _readme_workflow_files(tmp_path)
     for i, block in enumerate(blocks):
         doc = yaml.load(block, Loader=yaml.BaseLoader)
-        assert doc.get("permissions") == {}, f"README workflow {i}: top-level permissions: {{}}"
+        assert doc.get("permissions") == {}, f"docs workflow {i}: top-level permissions: {{}}"
         for name, job in doc["jobs"].items():
-            assert "permissions" in job, f"README workflow {i}: job {name} does not declare its permissions"
+            assert "permissions" in job, f"docs workflow {i}: job {name} does not declare its permissions"
             if "runs-on" in job:  # a job calling a reusable workflow takes no timeout
-                assert "timeout-minutes" in job, f"README workflow {i}: job {name} has no timeout"
+                assert "timeout-minutes" in job, f"docs workflow {i}: job {name} has no timeout"
         for _, step in _steps(doc):
-            assert "${{" not in step.get("run", ""), f"README workflow {i}: ${{{{ }}}} inside run:"
+            assert "${{" not in step.get("run", ""), f"docs workflow {i}: ${{{{ }}}} inside run:"
     proc = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", *map(str, files)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -198,16 +202,16 @@ def test_the_repository_workflows_pass_actionlint() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_readme_documents_every_input_and_output() -> None:
+def test_the_action_page_documents_every_input_and_output() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## GitHub Action", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "action.md").read_text()
+    section = page.split("## GitHub Action", 1)[1].split("\n## ", 1)[0]
     for name in action["inputs"]:
-        assert f"| `{name}` |" in section, f"input {name} is not in the README's table"
+        assert f"| `{name}` |" in section, f"input {name} is not in docs/action.md's table"
     for name in action["outputs"]:
-        assert f"`{name}`" in section, f"output {name} is not in the README's table"
+        assert f"`{name}`" in section, f"output {name} is not in docs/action.md's table"
     for heading in ("## Required status check", "## Pull requests from forks"):
-        assert heading in readme
+        assert heading in page
     assert "fetch-depth: 0" in section and "upload-sarif" in section and "upload-artifact" in section
 
 
@@ -270,10 +274,10 @@ def test_the_evidence_is_signed_in_a_job_that_runs_nothing_from_the_patch() -> N
     complete = next(yaml.load(b, Loader=yaml.BaseLoader) for b in _readme_workflows()
                     if "gate" in yaml.load(b, Loader=yaml.BaseLoader)["jobs"]
                     and "sarif" in yaml.load(b, Loader=yaml.BaseLoader)["jobs"])
-    _check_signing(complete, "README's complete workflow")
-    readme = (ROOT / "README.md").read_text()
-    assert "gh attestation verify" in readme and "--predicate-type https://verdict-gate.dev/attestation/gate-run/v1" \
-        in readme and "verdict-gate audit" in readme
+    _check_signing(complete, "docs/action.md's complete workflow")
+    page = (ROOT / "docs" / "evidence.md").read_text()
+    assert "gh attestation verify" in page and "--predicate-type https://verdict-gate.dev/attestation/gate-run/v1" \
+        in page and "verdict-gate audit" in page
 
 
 def test_a_planted_signing_fault_is_caught() -> None:

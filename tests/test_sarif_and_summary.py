@@ -221,10 +221,10 @@ def test_json_format_on_the_command_line(example_repo: Path, tmp_path: Path) -> 
 
 
 def test_documented_upload_job_needs_no_checkout() -> None:
-    """The README's `sarif` job has no checkout, so the results must carry the fingerprint the
+    """The `sarif` job of docs/action.md has no checkout, so the results must carry the fingerprint the
     upload action would otherwise compute from the source (tested above for every result)."""
-    readme = (ROOT / "README.md").read_text()
-    job = readme.split("\n  sarif:", 1)[1].split("\n  promoted:", 1)[0]
+    page = (ROOT / "docs" / "action.md").read_text()
+    job = page.split("\n  sarif:", 1)[1].split("\n  promoted:", 1)[0]
     assert "upload-sarif" in job and "actions/checkout" not in job
     for result in sarif(_blocked())["runs"][0]["results"]:
         assert "primaryLocationLineHash" in result["partialFingerprints"]

@@ -200,16 +200,17 @@ def test_any_text_is_read_or_said_unreadable(text: str) -> None:
 
 @pytest.mark.fast
 def test_the_readme_workflow_and_this_repository_gate_define_only_themselves() -> None:
-    """The workflows the README and this repository give users read no repository file by a name the gate
+    """The workflows the README, docs/ and this repository give users read no repository file by a name the gate
     cannot tell: an unrelated workflow's bump stays `other` under them."""
     import re
 
     from conftest import ROOT
 
-    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    blocks = [b for page in pages for b in re.findall(r"```yaml\n(.*?)```", page.read_text(), flags=re.S)
               if "\njobs:" in b]
     own = {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / ".github" / "workflows").glob("*.yml")}
-    assert len(blocks) >= 5  # the complete workflow, shards, base replay, the two fork workflows
+    assert len(blocks) >= 7  # the README's, the complete one, shards, base replay, the two fork ones, deploy
     for name, files in [*((".github/workflows/x.yml", {".github/workflows/x.yml": b}) for b in blocks),
                         (".github/workflows/gate.yml", own)]:
         running = closure(name, reader(files))

@@ -7,8 +7,8 @@ the property's body: an import or collection error, a missing pytest fixture, ze
 
 Then every property runs once more with no boundary (isolation ``none``: the tree's code imported into
 the oracle's pytest process, as plain pytest runs it), and each test node whose outcome the boundary
-changes is named (README, "What crosses the boundary"): a documented limit the gate would otherwise
-score, found before anything is frozen. ``--no-plain`` skips that run.
+changes is named (docs/isolation.md, "What crosses the boundary"): a documented limit the gate would
+otherwise score, found before anything is frozen. ``--no-plain`` skips that run.
 """
 
 from __future__ import annotations
@@ -108,9 +108,9 @@ class Checked:
     fix: str | None = None
 
 
-BOUNDARY_FIX = ("the boundary changes what this test shows (README, \"What crosses the boundary\"): rewrite the "
-                "test so it does not depend on it, leave the property out of the catalog, or set isolation: none "
-                "for it (the candidate then runs in the oracle's process: only for code you trust)")
+BOUNDARY_FIX = ("the boundary changes what this test shows (docs/isolation.md, \"What crosses the boundary\"): "
+                "rewrite the test so it does not depend on it, leave the property out of the catalog, or set "
+                "isolation: none for it (the candidate then runs in the oracle's process: only for code you trust)")
 
 
 def boundary_differences(gate: Any, plain: Any) -> tuple[tuple[str, str, str], ...]:

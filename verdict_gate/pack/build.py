@@ -60,7 +60,7 @@ class Built:
 def _read(path: Path, what: str) -> str:
     if not path.is_file():
         raise GateError(what, str(path), "is missing",
-                        f"add {path.name} to the pack directory (README.md, section 'The oracle pack')")
+                        f"add {path.name} to the pack directory (docs/oracle.md, section 'The oracle pack')")
     return read_utf8(path, what, f"add {path.name} to the pack directory")
 
 

@@ -50,7 +50,7 @@ def _read_text(path: Path, what: str, source: str) -> str:
     where = f"{source}/{path.name}"
     if not path.is_file():
         make = ("run `verdict-gate manifest write PACKDIR` (PACKDIR: the pack's directory in your work tree)"
-                if path.name == MANIFEST_NAME else f"add {path.name} to the pack (README.md, section 'The oracle "
+                if path.name == MANIFEST_NAME else f"add {path.name} to the pack (docs/oracle.md, section 'The oracle "
                 "pack'), then run `verdict-gate manifest write PACKDIR`")
         raise VoidError(what, where, "is missing from the oracle pack",
                         f"{make}, and commit the result where the pack is read from")

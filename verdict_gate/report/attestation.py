@@ -3,7 +3,7 @@
 The Statement (https://github.com/in-toto/attestation/blob/main/spec/v1/statement.md) names every other
 evidence file and the gated commit by digest (``subject``), and carries the decision in a predicate of this
 project's own type (:data:`PREDICATE_TYPE`, versioned). GitHub's ``actions/attest`` signs the same subjects
-with this predicate (the README's ``attest`` job); ``verdict-gate audit`` re-derives this file from the others.
+with this predicate (docs/evidence.md's ``attest`` job); ``verdict-gate audit`` re-derives this file from the others.
 
 Written here rather than with PyPI's ``in-toto-attestation``: that package holds the predicate in a
 protobuf ``Struct``, where every number is a double (a count of 3 is written ``3.0``, an integer above

@@ -130,7 +130,7 @@ def isolation_line(group: dict[str, Any]) -> str:
                 "host (the verdicts say why; `verdict-gate doctor` shows what it can give)")
     held = f"{', '.join(group['held'])} held" if group["held"] else "no fence held"
     open_ = f"; not held: {', '.join(group['open'])}" if group["open"] else ""
-    # README, "Isolation": at these levels the candidate's code could write whatever the gate's user can,
+    # docs/isolation.md: at these levels the candidate's code could write whatever the gate's user can,
     # this run's results and what later runs load (the gate's bytecode cache and install) included.
     trusted = ("; a level for candidates you trust: its code could write whatever the gate's user can"
                if group["level"] in ("none", "process") else "")

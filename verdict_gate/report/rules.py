@@ -160,7 +160,7 @@ RULES: dict[str, Rule] = {
         "worker's own uid can run it (not under /root), keep TMPDIR traversable; or lower the property's "
         "isolation through a reviewed catalog change for a candidate you trust. For a boundary limit, set "
         "`isolation: none` for that property (for a candidate you trust: it fences nothing) or change the test "
-        "(the README's \"What crosses the boundary\")."),
+        "(docs/isolation.md, \"What crosses the boundary\")."),
     "unfrozen_failure": Rule(
         "A failure beside the frozen one is not covered by any freeze.",
         "The property's run has several failures; at least one of them has no freeze of its own. A freeze "
@@ -199,7 +199,7 @@ RULES: dict[str, Rule] = {
         "the gate cannot tell which file a step runs. Nothing was scored.",
         "Land oracle and workflow changes through their human review path, or restore the pack from its "
         "protected source; the message says which file. When it says the gate cannot tell which file a step "
-        "runs, name that file by its path in the step (README, \"Workflow edits\")."),
+        "runs, name that file by its path in the step (docs/action.md, \"Workflow edits\")."),
 }
 
 

@@ -14,7 +14,7 @@ readable file is skipped, its cause already found):
    ``results.sarif``, ``summary.md`` and ``attestation.intoto.json`` compared with the recorded ones.
 
 It never runs a property, never reads git and never needs the network: what the run measured (the runs, the
-replays, the diff, the ancestry, the fixture digest) is taken as recorded, and a signature (the README's
+replays, the diff, the ancestry, the fixture digest) is taken as recorded, and a signature (docs/evidence.md's
 ``attest`` job, ``gh attestation verify``) proves who recorded it. Both checks are needed.
 """
 

@@ -22,7 +22,7 @@ the strings of a container answer, an iterator's items, a module's docstring and
 characters or more; in a property's own call, also a text that holds one (``repr`` of a record or a list
 built here around a candidate object's ``repr``, an f-string). Strings nested deeper in a value that crossed
 whole, candidate text cut into shorter pieces, and ``pickle.load`` of a file are not told apart: a pack must
-not run them (README, "Known limits").
+not run them (docs/isolation.md, "Known limits, said plainly").
 
 A spoke of the oracle side (it imports nothing of the boundary: the client is handed to :func:`install`).
 This module has no ``from __future__`` import on purpose: ``eval``, ``exec`` and ``compile`` inherit the

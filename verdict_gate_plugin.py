@@ -1018,10 +1018,8 @@ def _new_acc() -> dict[str, Any]:
             "nodes_more": 0}
 
 
-MAX_NODES = 10_000  # test nodes per property whose outcome the record keeps; the rest are counted
-
-
-def _record_node(item: pytest.Item, report: pytest.TestReport, acc: dict[str, Any], known: tuple[str, ...]) -> None:
+def _record_node(item: pytest.Item, report: pytest.TestReport, acc: dict[str, Any], known: tuple[str, ...],
+                 limit: int) -> None:
     """Keep the node's outcome as plain pytest reports it (runs.json ``nodes``; the fidelity test compares
     them with plain pytest's). The category is pytest's own (``pytest_report_teststatus``: the skipping
     plugin's xfailed/xpassed, ``error`` for a failed setup or teardown); the setup's or the call's
@@ -1029,7 +1027,7 @@ def _record_node(item: pytest.Item, report: pytest.TestReport, acc: dict[str, An
     error turns any outcome but ``failed`` into ``error``."""
     nodes, nodeid = acc["nodes"], item.nodeid
     if nodeid not in nodes:
-        if report.when != "setup" or len(nodes) >= MAX_NODES:
+        if report.when != "setup" or len(nodes) >= limit:
             acc["nodes_more"] += report.when == "setup"  # each node once: every node has a setup report
             return
         nodes[nodeid] = ""
@@ -1079,6 +1077,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         result = yield
     finally:
         _TRIAL = None
+    outcome = acc["nodes"].get(item.nodeid)
+    if outcome:  # kept if the property is lost later (a timeout, a crash): the runner holds the nodes so far
+        _emit(state, _results(state).node(pid, item.nodeid, outcome))
     if nextitem is None or state["item_prop"].get(nextitem.nodeid) != pid:
         _finish(state, pid)
     return result
@@ -1291,7 +1292,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if state is None:
         return report
     acc = state["acc"][state["item_prop"][item.nodeid]]
-    _record_node(item, report, acc, _results(state).NODE_OUTCOMES)
+    results = _results(state)
+    _record_node(item, report, acc, results.NODE_OUTCOMES, results.MAX_NODES)
     if report.when == "teardown":
         _contain_crash(state["client"], item.nodeid, acc)
     if report.when == "call" and not acc["hypothesis"] and report.outcome != "skipped":

@@ -59,7 +59,8 @@ def reasons(docs: dict) -> dict[str, tuple[str, str]]:
 def test_timeout_and_crash_lose_only_their_property(tmp_path):
     repo = make_project(tmp_path, {
         "test_slow.py": "import time\ndef test_slow():\n    time.sleep(60)\n",
-        "test_crash.py": "import os, signal\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+        "test_crash.py": "import os, signal\ndef test_held():\n    pass\ndef test_broke():\n    assert 0\n"
+                         "def test_crash():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
         "test_ok.py": "from calc import add\ndef test_ok():\n    assert add(1, 2) == 3\n",
     }, [
         {"id": "prop.slow", "oracle": "properties/test_slow.py", "kind": "example", "timeout": 1.5},
@@ -74,6 +75,10 @@ def test_timeout_and_crash_lose_only_their_property(tmp_path):
     runs = docs["runs.json"]["runs"]
     assert runs["prop.slow"]["status"] == "timeout" and runs["prop.slow"]["signature"].startswith("sha256:")
     assert "SIGKILL" in runs["prop.crash"]["message"]
+    # the nodes that were over before the process was lost keep their outcomes (the plugin's node events)
+    assert runs["prop.crash"]["nodes"] == {"properties/test_crash.py::test_held": "passed",
+                                           "properties/test_crash.py::test_broke": "failed"}
+    assert runs["prop.slow"]["nodes"] is None  # its one node never ended
     import re
 
     assert re.search(r"\[\d/3\] prop\.slow", stderr)  # progress while properties run (any order with --jobs)

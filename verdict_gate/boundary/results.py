@@ -8,6 +8,9 @@ not stand in for ours); the runner imports it as :mod:`verdict_gate.boundary.res
 The stream is JSON lines, one object per event, each with ``event`` and ``id``:
 
 - ``start``: a property's first test is about to run (``time``: wall clock, informative);
+- ``node``: one test node of the running property is over (``node``: its id, ``outcome``: one of
+  :data:`NODE_OUTCOMES`), so that a property lost mid-way (a timeout, a crash) keeps the outcomes of the nodes
+  that ran before (the first :data:`MAX_NODES`);
 - ``result``: after its last test; the fields of :data:`RESULT_FIELDS`;
 - ``uncollected``: the catalog's selector matched no test (``selector``);
 - ``collected``: collection is over (``count`` tests kept); the runner bounds collection on its own;
@@ -25,7 +28,7 @@ from typing import IO, Any
 
 from .fence.policy import FENCES, LEVELS, METHODS, UNAVAILABLE, UNKNOWN
 
-START, RESULT, UNCOLLECTED, COLLECTED, END = "start", "result", "uncollected", "collected", "end"
+START, NODE, RESULT, UNCOLLECTED, COLLECTED, END = "start", "node", "result", "uncollected", "collected", "end"
 # What the plugin may report: ``crash`` when the candidate worker died under a property.
 PLUGIN_STATUSES = ("pass", "fail", "skipped", "crash")
 RUNNER_STATUSES = ("timeout", "crash")  # what only the runner records (the process was lost)
@@ -77,7 +80,7 @@ class Result:
     candidate calls changed a drawn value in place (the evidence keeps the values as drawn). ``boundary``: the
     limits of the isolation boundary the property met (``{"message", "where"}``): the gate's failure, never the
     candidate's (docs/design.md §8.1). ``nodes``: each test node's outcome as plain pytest reports it
-    (:data:`NODE_OUTCOMES`), the property's first 10,000 (the plugin's ``MAX_NODES``); ``nodes_more``: how many
+    (:data:`NODE_OUTCOMES`), the property's first :data:`MAX_NODES`; ``nodes_more``: how many
     nodes ran beyond them (``None`` both on a lost process's record). ``isolation``: ``{"level", "method",
     "fences": {name: held}}`` the property ran at (docs/design.md, "Isolation"); ``method`` ``unavailable``
     (with ``why``) when the host could not give the level.
@@ -129,10 +132,21 @@ RESULT_FIELDS: dict[str, tuple[type, ...]] = {f.name: f.metadata["types"] for f 
                                               if f.metadata.get("types")}
 # A test node's outcome as plain pytest's summary names it (``nodes``: node id → one of these).
 NODE_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+MAX_NODES = 10_000  # test nodes per property whose outcome a record keeps; the rest are counted (``nodes_more``)
 
 
 def start(prop_id: str, time: float) -> dict[str, Any]:
     return {"event": START, "id": prop_id, "time": time}
+
+
+def node(prop_id: str, nodeid: str, outcome: str) -> dict[str, Any]:
+    """One test node of ``prop_id`` is over with ``outcome`` (:data:`NODE_OUTCOMES`)."""
+    return {"event": NODE, "id": prop_id, "node": nodeid, "outcome": outcome}
+
+
+def node_well_formed(event: dict[str, Any]) -> bool:
+    """A ``node`` event as the plugin writes it."""
+    return isinstance(event.get("node"), str) and event.get("outcome") in NODE_OUTCOMES
 
 
 def uncollected(prop_id: str, selector: str) -> dict[str, Any]:
@@ -155,12 +169,13 @@ def result(prop_id: str, status: str, **fields_: Any) -> dict[str, Any]:
 
 
 def lost(prop_id: str, status: str, *, seed: int | None, node: str, exc_type: str, message: str,
-         isolation: dict[str, Any] | None = None) -> dict[str, Any]:
+         isolation: dict[str, Any] | None = None, nodes: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``result`` event the runner writes for a property whose process timed out or crashed (or that the
-    host could not isolate): a deterministic ``exc_type`` and ``message`` so that it, too, has a signature."""
+    host could not isolate): a deterministic ``exc_type`` and ``message`` so that it, too, has a signature;
+    ``nodes``: the outcomes of the test nodes its ``node`` events reported before it was lost."""
     return Result(prop_id, status, seed=seed, hypothesis=False, trials=None, hits=None, items=None, duration_s=None,
                   fixture_mutated=False, node=node, exc_type=exc_type, message=message,
-                  isolation=isolation).to_json()
+                  isolation=isolation, nodes=nodes or None).to_json()
 
 
 def dumps(event: dict[str, Any]) -> str:

@@ -173,9 +173,9 @@ def _signal_name(code: int) -> str:
 
 
 def _synthetic(prop: Property, status: str, exc_type: str, message: str,
-               isolation: dict[str, Any] | None = None) -> dict[str, Any]:
+               isolation: dict[str, Any] | None = None, nodes: dict[str, str] | None = None) -> dict[str, Any]:
     return stream.lost(prop.id, status, seed=prop.seed if prop.kind == "property" else None, node=prop.selector,
-                       exc_type=exc_type, message=message, isolation=isolation)
+                       exc_type=exc_type, message=message, isolation=isolation, nodes=nodes)
 
 
 def isolation_groups(props: Sequence[Property]) -> list[tuple[str, list[Property]]]:
@@ -587,6 +587,7 @@ class _Watch:
         self.mine: dict[str, dict[str, Any]] = {}
         self.buffer = ""
         self.current: str | None = None
+        self.nodes: dict[str, str] = {}  # the current property's test nodes that are over (its ``node`` events)
         self.last_event = time.monotonic()
         self.started_at = 0.0
         self.ended = False
@@ -632,9 +633,12 @@ class _Watch:
             self.mine[pid] = record
             self.stop_now = self.stop_now or bool(self.by_id[pid].node)
             self.tally.report(self.progress, f"{pid}: no test collected for {self.by_id[pid].selector}")
+        elif event == stream.NODE and pid == self.current and stream.node_well_formed(record):
+            if len(self.nodes) < stream.MAX_NODES:
+                self.nodes[record["node"]] = record["outcome"]
         elif event == stream.START and self.current is None:
             self.collected = True  # a plugin that ran no collection hook still starts properties
-            self.current, self.started_at = pid, time.monotonic()
+            self.current, self.started_at, self.nodes = pid, time.monotonic(), {}
             self.progress(f"{pid} …")
         elif event == stream.RESULT and pid == self.current and stream.well_formed(record):
             self.mine[pid] = record
@@ -681,12 +685,13 @@ class _Watch:
             return
         if self.kill_reason == "timeout" and self.current is not None:
             prop = self.by_id[self.current]
-            self.mine[prop.id] = _synthetic(prop, "timeout", stream.TIMEOUT_EXC, f"timed out after {prop.timeout:g} s")
+            self.mine[prop.id] = _synthetic(prop, "timeout", stream.TIMEOUT_EXC, f"timed out after {prop.timeout:g} s",
+                                            nodes=self.nodes)
             self.tally.report(self.progress, f"{prop.id}: timeout after {prop.timeout:g} s")
         elif self.current is not None:
             prop = self.by_id[self.current]
             self.mine[prop.id] = _synthetic(prop, "crash", stream.CRASH_EXC,
-                                            f"the pytest process ended ({code}) mid-property")
+                                            f"the pytest process ended ({code}) mid-property", nodes=self.nodes)
             self.tally.report(self.progress, f"{prop.id}: crash ({code})")
         elif not self.ended:
             # Killed outside any property, or gone without the plugin's closing record

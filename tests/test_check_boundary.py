@@ -53,12 +53,15 @@ def test_check_names_a_test_the_boundary_changes_and_offers_no_freeze(tmp_path) 
     assert "prop.same: 1 test(s) end differently with no boundary" in proc.stdout
     assert "test_same.py::test_same_object: failed under the gate, passed with no boundary" in proc.stdout
     assert "isolation: none" in proc.stdout and "to freeze" not in proc.stdout
+    assert "a freeze would forgive" not in proc.stdout and "which a freeze would not forgive" in proc.stdout
     assert "prop.add: held" in proc.stdout
     doc = json.loads(cli("check", str(repo / "oracle"), "--repo", str(repo), "--format", "json").stdout)
     by_id = {p["id"]: p for p in doc["properties"]}
     assert by_id["prop.same"]["boundary"] == [{"node": "properties/test_same.py::test_same_object",
                                                "gate": "failed", "plain": "passed"}]
     assert by_id["prop.same"]["freeze_command"] is None and by_id["prop.add"]["boundary"] == []
+    assert by_id["prop.same"]["would_freeze"] is False and "boundary" in by_id["prop.same"]["why_not"]
+    assert by_id["prop.same"]["fix"] and "isolation: none" in by_id["prop.same"]["fix"]
     assert doc["ok"] is False
     # --no-plain: the gate's run alone, as before (the failure looks like the project's own)
     proc = cli("check", str(repo / "oracle"), "--repo", str(repo), "--no-plain")

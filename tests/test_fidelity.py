@@ -33,8 +33,10 @@ def test_a_real_suite_runs_under_the_gate_as_under_plain_pytest(project, tmp_pat
     assert not problems, f"{project.name}: {agree}/{plain_nodes} nodes agree\n" + "\n".join(problems)
     if limits:
         # Every documented limit is one `check` reports before anything is frozen.
+        # (A node lost to its file's timeout is cut where the machine's speed puts the cut: not judged by node.)
         reported = {node for nodes in harness.check_boundary(tmp_path / project.name).values() for node in nodes}
-        assert not set(limits) - reported, f"check does not report: {sorted(set(limits) - reported)}"
+        documented = {node for node, cause in limits.items() if cause != "lost_run"}
+        assert not documented - reported, f"check does not report: {sorted(documented - reported)}"
 
 
 def _comparison(pairs):
@@ -62,3 +64,16 @@ def test_every_limit_names_a_known_cause_and_a_known_project():
     assert set(limits) == {p.name for p in PROJECTS}
     causes = {c[0] for c in harness.CAUSES} - {"other"}
     assert {c for nodes in limits.values() for c in nodes.values()} <= causes
+
+
+@pytest.mark.fast
+def test_a_file_whose_run_is_cut_by_its_timeout_is_judged_by_file():
+    # t.py's run timed out: where it was cut depends on the machine's speed (listed: b; lost today: c too)
+    comp = harness.Comparison("p", {"t.py::a": ("passed", "passed"), "t.py::b": (harness.MISSING, "passed"),
+                                    "t.py::c": (harness.MISSING, "passed"), "u.py::d": (harness.MISSING, "passed")})
+    for node in comp.disagree:
+        comp.causes[node], comp.messages[node] = "lost_run", "<lost run> verdict_gate.Timeout: timed out after 120 s"
+    assert harness.judge(comp, {"t.py::b": "lost_run", "u.py::d": "lost_run"}) == []
+    assert harness.judge(comp, {"t.py::a": "lost_run", "t.py::b": "lost_run", "u.py::d": "lost_run"}) == []
+    new_file = harness.judge(comp, {"t.py::b": "lost_run"})  # u.py never timed out before: a new disagreement
+    assert len(new_file) == 1 and new_file[0].startswith("disagrees and is not in limits.yaml (lost_run): u.py::d")

@@ -314,6 +314,20 @@ def make_rec(cur):
 class Blob(bytes):
     pass
 
+class HashedKey(tuple):
+    """cachetools' _HashedTuple: a tuple that caches its hash in its __dict__, which pickling leaves out."""
+    def __hash__(self):
+        try:
+            return self.__hashvalue
+        except AttributeError:
+            self.__hashvalue = tuple.__hash__(self)
+            return self.__hashvalue
+    def __getstate__(self):
+        return {}
+
+def hashed_key(*args):
+    return HashedKey(args)
+
 def blob(n):
     import pickle
     return Blob(pickle.dumps(Curried(n)))
@@ -1518,3 +1532,13 @@ def test_an_instance_of_a_candidate_class_deriving_from_a_mutable_builtin_answer
     assert dict(bag) == {"a": 1, "b": 2} and bag == {"a": 1, "b": 2} and {**bag} == {"a": 1, "b": 2}
     stack.append(5)
     assert stack.top() == 5 and stack == [1, 2, 5] and list(stack) == [1, 2, 5] and type(stack) is lib.Stack
+
+
+def test_a_candidate_subclass_of_an_immutable_builtin_shows_the_candidate_object_s_vars(lib: Any) -> None:
+    # cachetools' test_pickle: the cached hash is in the candidate object's __dict__, and pickling leaves it out
+    key = lib.hashed_key("abc", 123)
+    assert isinstance(key, tuple) and key == ("abc", 123) and len(key.__dict__) == 0 and vars(key) == {}
+    h = hash(key)
+    assert len(key.__dict__) == 1 and "_vg_handle" not in str(vars(key))
+    again = pickle.loads(pickle.dumps(key))
+    assert len(again.__dict__) == 0 and again == key and hash(again) == h and type(again) is type(key)

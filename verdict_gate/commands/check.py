@@ -113,6 +113,9 @@ BOUNDARY_FIX = ("the boundary changes what this test shows (docs/isolation.md, \
                 "isolation: none for it (the candidate then runs in the oracle's process: only for code you trust)")
 
 
+BOUNDARY_WHY = "the isolation boundary changes what this test shows, so its failure is not the project's to freeze"
+
+
 def boundary_differences(gate: Any, plain: Any) -> tuple[tuple[str, str, str], ...]:
     """The test nodes whose outcome differs between ``gate`` and ``plain``, two run records of one
     property (``nodes``: node id → pytest's outcome word), as ``(node, gate, plain)`` sorted by node.
@@ -166,11 +169,14 @@ class Report:
                 if c.fix:
                     out.append(f"    fix: {c.fix}")
                 out += ["    " + line for line in c.output_tail]
+            elif c.boundary:  # a failure the boundary made is never the project's to freeze
+                out.append(f"{c.id}: fails with {len(c.failures)} failure(s) ({c.signature}), which a freeze "
+                           "would not forgive: the boundary changes what this test shows (below):")
+                out += [f"    {line}" for line in c.failures]
             else:
                 out.append(f"{c.id}: fails; a freeze would forgive {len(c.failures)} failure(s) ({c.signature}):")
                 out += [f"    {line}" for line in c.failures]
-                if not c.boundary:  # a failure the boundary made is never the project's to freeze
-                    out.append("    to freeze on a protected revision: " + self.freeze_hint.format(id=c.id))
+                out.append("    to freeze on a protected revision: " + self.freeze_hint.format(id=c.id))
             if c.boundary:
                 out.append(f"{c.id}: {len(c.boundary)} test(s) end differently with no boundary; {BOUNDARY_FIX}")
                 out += [f"    {node}: {gate} under the gate, {plain} with no boundary"
@@ -180,9 +186,12 @@ class Report:
     def document(self) -> dict[str, Any]:
         """The ``--format json`` document (``verdict-gate/check/v2``)."""
         return {"format": FORMAT, "ok": self.ok, "revision": self.revision, "where": self.where,
-                "properties": [{"id": c.id, "ran": c.ran, "status": c.status, "would_freeze": c.would_freeze,
-                                "why_not": c.why_not, "signature": c.signature, "failures": list(c.failures),
-                                "error": c.error, "fix": c.fix, "freeze_command": self.freeze_hint.format(id=c.id)
+                "properties": [{"id": c.id, "ran": c.ran, "status": c.status,
+                                "would_freeze": c.would_freeze and not c.boundary,
+                                "why_not": c.why_not or (BOUNDARY_WHY if c.boundary and c.status != "pass" else None),
+                                "signature": c.signature, "failures": list(c.failures), "error": c.error,
+                                "fix": c.fix or (BOUNDARY_FIX if c.boundary else None),
+                                "freeze_command": self.freeze_hint.format(id=c.id)
                                 if c.would_freeze and not c.boundary else None,
                                 "boundary": [{"node": n, "gate": g, "plain": p} for n, g, p in c.boundary]}
                                for c in self.properties],

@@ -96,7 +96,8 @@ def refuse_boundary_differences(args: argparse.Namespace, shown: str, more: str 
     from verdict_gate.core.errors import GateError
 
     raise GateError("--id", args.id, f"ends differently with no isolation boundary on {args.rev} ({shown}): "
-                    "a freeze would record a failure the boundary makes as the project's", BOUNDARY_FIX + more)
+                    "a freeze would record a failure the boundary makes as the project's",
+                    BOUNDARY_FIX + ("." if more else "") + more)
 
 
 def run(args: argparse.Namespace) -> int:

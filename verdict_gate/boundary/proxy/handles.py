@@ -448,6 +448,22 @@ class _ValueMirror:
             raise AttributeError(name)
         return getattr(handle, name)
 
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        """The candidate object's ``vars()`` (its handle, kept in this instance's own namespace, is the boundary's:
+        never shown)."""
+        handle = mirror_handle(self)
+        return handle.__dict__ if handle is not None else {}
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickled as the candidate's object, in the worker (its class is the candidate's, found there by name);
+        with no worker object behind it, as the builtin value."""
+        handle = mirror_handle(self)
+        if handle is not None:
+            return handle.__reduce_ex__(protocol)
+        base = next(t for t in VALUE_BUILTINS.values() if isinstance(self, t))
+        return (base, (base(self) if base is not str else str.__str__(self),))
+
 
 VALUE_BUILTINS = {t.__name__: t for t in (tuple, str, int, float, bytes, frozenset)}
 VALUE_CLASSES_SEEN: dict[Any, type] = {}
@@ -456,7 +472,10 @@ _COMPARING = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge_
 
 def mirror_handle(obj: Any) -> Handle | None:
     """The handle of the candidate's own object behind a builtin value (it lives as long as the value does)."""
-    held = obj.__dict__.get("_vg_handle") if hasattr(obj, "__dict__") else None
+    try:  # the instance's own namespace, not its __dict__ (the candidate object's)
+        held = object.__getattribute__(obj, "_vg_handle")
+    except AttributeError:
+        return None
     if not isinstance(held, Handle) or held._vg_gen != held._vg_client.generation:
         return None
     return held

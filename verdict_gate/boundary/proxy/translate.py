@@ -213,7 +213,9 @@ def _builtin_value(client: Client, p: Any, generation: int) -> Any:
     cls = VALUE_CLASSES_SEEN.get(key)
     if cls is None:
         ns: dict[str, Any] = {"__module__": names[0], "__qualname__": names[1], "_vg_names": names,
-                              "_vg_mro": [list(n) for n in desc["t"]]}
+                              "_vg_mro": [list(n) for n in desc["t"]],
+                              # the candidate object's vars(): type() would give the instance's own namespace
+                              "__dict__": vars(_ValueMirror)["__dict__"]}
         ns.update({n: forward(n, builtin) for n in over})
         if "__eq__" in over and "__hash__" not in over:
             ns["__hash__"] = forward("__hash__", builtin)
@@ -227,8 +229,8 @@ def _builtin_value(client: Client, p: Any, generation: int) -> Any:
     if type(p.get("h")) is int:
         held = {"k": "obj", "t": desc["t"], "id": p["h"]}
         where = (generation, p["h"])
-        obj.__dict__["_vg_handle"] = client.handles.get(where) or \
-            adopt(client, blank(proxy_class(client, desc, generation)), held, generation)
+        object.__setattr__(obj, "_vg_handle", client.handles.get(where) or
+                           adopt(client, blank(proxy_class(client, desc, generation)), held, generation))
     return obj
 
 

@@ -142,6 +142,24 @@ def test_placement(cpus: list[int], index: int, at_once: int, expected: tuple) -
     assert runner.placement(cpus, index, at_once) == expected
 
 
+@pytest.mark.parametrize("jobs", [1, 2, 3, 7])
+@pytest.mark.parametrize("pattern", ["HEE", "EEHEEEHEEH", "HHHHEEEEEE", "E", "HE" * 5])
+def test_shares_spread_each_kind_evenly_in_catalog_order(pattern: str, jobs: int) -> None:
+    from verdict_gate.core.catalog import Property
+
+    props = [Property(f"p{i:03d}", f"properties/test_{i}.py", None, "property" if c == "H" else "example", False,
+                      None, 60.0, False)
+             for i, c in enumerate(pattern * 7)]
+    got = runner.shares(props, jobs)
+    assert len(got) == min(jobs, len(props))
+    assert sorted(p.id for share in got for p in share) == [p.id for p in props]  # each once
+    assert all([p.id for p in share] == sorted(p.id for p in share) for share in got)  # catalog order
+    for kind in ("property", "example"):
+        counts = [sum(p.kind == kind for p in share) for share in got]
+        assert max(counts) - min(counts) <= 1, (kind, counts)
+    assert runner.shares(props, jobs) == got  # the same split on every run
+
+
 def test_a_polling_worker_pins_itself_to_its_own_cpu_and_answers(tmp_path: Path) -> None:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:

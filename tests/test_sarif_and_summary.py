@@ -187,6 +187,35 @@ def test_annotations_come_from_the_evidence_and_say_what_sarif_says(ev: Evidence
     assert {a.title for a in anns} >= {f"verdict-gate: {f.prop_id} {f.verdict} ({f.rule})" for f in found if f.prop_id}
 
 
+def test_each_evidence_document_is_rendered_once_and_written_as_digested(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digests in verdicts.json and the attestation are taken of the very texts the writer writes, and no
+    JSON document is rendered twice for them (runs.json at 2,000 properties: 0.17 s a rendering, issue 43)."""
+    import hashlib
+
+    from verdict_gate.report import documents, verdicts
+    from verdict_gate.report.writer import write_files
+
+    ev = Evidence(repo="/repo", pack={"source": "git:main:oracle"}).void("no manifest")  # valid: it is written
+    expected = render_all(ev)
+    rendered: list[int] = []
+    real = verdicts.dumps
+
+    def counting(doc: object) -> str:
+        rendered.append(id(doc))
+        return real(doc)
+
+    monkeypatch.setattr(verdicts, "dumps", counting)
+    docs = documents(ev)
+    texts = write_files(tmp_path, docs)
+    assert texts == expected
+    assert sorted(rendered) == sorted({id(doc) for doc in docs.values() if not isinstance(doc, str)})
+    named = json.loads(texts["verdicts.json"])["evidence"]
+    assert named == {name: hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() for name in named}
+    docs["verdicts.json"] = {**docs["verdicts.json"], "run_id": "another"}  # another object: rendered anew
+    assert json.loads(docs.text("verdicts.json"))["run_id"] == "another"
+
+
 def test_the_writer_validates_the_document_it_writes(tmp_path: Path) -> None:
     from verdict_gate.core.errors import GateError
     from verdict_gate.report import documents

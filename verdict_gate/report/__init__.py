@@ -14,13 +14,13 @@ from verdict_gate.core.evidence import Evidence
 from verdict_gate.report.attestation import statement
 from verdict_gate.report.sarif import sarif
 from verdict_gate.report.summary import summary_markdown
-from verdict_gate.report.verdicts import ATTESTATION, FILES, ORACLE_FILES, dumps, shard_doc, verdicts_doc
+from verdict_gate.report.verdicts import ATTESTATION, FILES, ORACLE_FILES, Documents, dumps, shard_doc, verdicts_doc
 
 __all__ = ["FILES", "digests", "documents", "render_all", "render_shard", "shard_documents", "text"]
 
 
-def _partial(ev: Evidence) -> dict[str, Any]:
-    out: dict[str, Any] = {name: ev.oracle_files[name] for name in ORACLE_FILES if name in ev.oracle_files}
+def _partial(ev: Evidence) -> Documents:
+    out = Documents({name: ev.oracle_files[name] for name in ORACLE_FILES if name in ev.oracle_files})
     if ev.fixture is not None:
         out["fixture.digest"] = ev.fixture.to_json()
     if ev.diff is not None:
@@ -39,11 +39,13 @@ def text(doc: Any) -> str:
 
 
 def digests(files: dict[str, Any]) -> dict[str, str]:
-    """name → sha256 hex of the UTF-8 bytes of each file's :func:`text`."""
+    """name → sha256 hex of the UTF-8 bytes of each file's :func:`text` (rendered once for :class:`Documents`)."""
+    if isinstance(files, Documents):
+        return {name: hashlib.sha256(files.text(name).encode()).hexdigest() for name in files}
     return {name: hashlib.sha256(text(doc).encode()).hexdigest() for name, doc in files.items()}
 
 
-def shard_documents(ev: Evidence) -> dict[str, Any]:
+def shard_documents(ev: Evidence) -> Documents:
     """A shard's partial evidence (``verdict-gate run --shard``) as ``name → document``: the files written
     before scoring, and ``shard.json``; no verdicts (``verdict-gate merge`` decides)."""
     out = _partial(ev)
@@ -51,7 +53,7 @@ def shard_documents(ev: Evidence) -> dict[str, Any]:
     return out
 
 
-def documents(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
+def documents(ev: Evidence, category: str = "verdict-gate") -> Documents:
     """Every evidence document present for ``ev`` as ``name → document`` (a JSON value; ``summary.md``'s
     Markdown text): what the decision read, ``verdicts.json``, the SARIF and the job summary, and last the in-toto
     statement naming each of them by digest; :func:`.writer.write_files` validates and writes them."""
@@ -65,9 +67,11 @@ def documents(ev: Evidence, category: str = "verdict-gate") -> dict[str, Any]:
 
 def render_shard(ev: Evidence) -> dict[str, str]:
     """:func:`shard_documents` as ``name → text``."""
-    return {name: text(doc) for name, doc in shard_documents(ev).items()}
+    docs = shard_documents(ev)
+    return {name: docs.text(name) for name in docs}
 
 
 def render_all(ev: Evidence, category: str = "verdict-gate") -> dict[str, str]:
     """:func:`documents` as ``name → text`` (what :func:`.writer.write_files` writes)."""
-    return {name: text(doc) for name, doc in documents(ev, category).items()}
+    docs = documents(ev, category)
+    return {name: docs.text(name) for name in docs}

@@ -10,7 +10,7 @@ from typing import Any
 
 from verdict_gate.core.errors import GateError
 from verdict_gate.host import schemas
-from verdict_gate.report.verdicts import FILES, SCHEMA_OF, dumps
+from verdict_gate.report.verdicts import FILES, SCHEMA_OF, Documents, dumps
 
 
 def check_out_dir(out_dir: Path, repo: Path | None = None) -> None:
@@ -66,7 +66,7 @@ def write_files(out_dir: Path, documents: Mapping[str, Any]) -> dict[str, str]:
     ``documents`` maps a file name to its document: a JSON value for a file with a schema
     (:data:`.verdicts.SCHEMA_OF`), validated as it is, before it is written; text for the others (the job
     summary, and the pack's control files copied byte for byte as the decision read them: checked when the pack
-    was loaded).
+    was loaded). For :class:`.verdicts.Documents` each text is the one its digest was taken of (rendered once).
 
     Raises:
         GateError: ``out_dir`` exists and is not a directory, or a target is not a regular file.
@@ -76,7 +76,8 @@ def write_files(out_dir: Path, documents: Mapping[str, Any]) -> dict[str, str]:
     for name, doc in documents.items():
         if name in SCHEMA_OF and not isinstance(doc, str):
             schemas.check(SCHEMA_OF[name], doc, f"(internal) {name}")
-    texts = {name: doc if isinstance(doc, str) else dumps(doc) for name, doc in documents.items()}
+    texts = {name: documents.text(name) if isinstance(documents, Documents) else doc if isinstance(doc, str)
+             else dumps(doc) for name, doc in documents.items()}
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in texts.items():
         _atomic_write(out_dir / name, text)

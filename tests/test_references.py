@@ -1542,3 +1542,10 @@ def test_a_candidate_subclass_of_an_immutable_builtin_shows_the_candidate_object
     assert len(key.__dict__) == 1 and "_vg_handle" not in str(vars(key))
     again = pickle.loads(pickle.dumps(key))
     assert len(again.__dict__) == 0 and again == key and hash(again) == h and type(again) is type(key)
+
+
+def test_a_candidate_class_s_docstring_reads_as_its_own(lib: Any) -> None:
+    # toolz's excepts: the class's __doc__ is a descriptor whose class value is the docstring
+    assert lib.Documented.__doc__.startswith("A class whose docstring") and type(lib.Documented.__doc__) is str
+    doc = lib.Documented.__doc__
+    assert type(lib.Documented()).__doc__ == doc and lib.Documented().__doc__ == doc

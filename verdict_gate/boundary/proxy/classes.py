@@ -384,6 +384,28 @@ class _ModuleName(str):
         return module if module is None or type(module) is str else str(self)
 
 
+_UNREAD = object()
+
+
+@named
+class _Doc:
+    """``__doc__`` of a proxy class: the candidate class's for ``Class.__doc__`` (read from the worker once, a
+    descriptor's class value included: toolz's ``excepts``), the candidate object's for ``obj.__doc__`` (a
+    curry's, a wrapper's)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = _UNREAD
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is not None:
+            return instance._vg_client.request({"op": GETATTR, "obj": instance._vg_target(), "name": "__doc__"})
+        if self.value is _UNREAD:
+            self.value = _home(owner)[0].request({"op": GETATTR, "obj": class_target(owner), "name": "__doc__"})
+        return self.value
+
+
 def proxy_class(client: Client, desc: dict[str, Any], generation: int) -> type:
     """The proxy class of the candidate's class ``desc`` (a class descriptor the worker of ``generation`` sent),
     made once and kept: by the class's name where it has one the worker can find again (so a class read after a
@@ -407,7 +429,7 @@ def proxy_class(client: Client, desc: dict[str, Any], generation: int) -> type:
         if desc.get("uh"):
             namespace["__hash__"] = None
         cls = ProxyType(qualname.rpartition(".")[2] or "Handle", (base,), namespace)
-        type.__setattr__(cls, "__doc__", client.InstanceAttr("__doc__", None))
+        type.__setattr__(cls, "__doc__", _Doc())
         client.classes[key] = cls
     elif cls.__dict__["_vg_class_gen"] != generation:  # the same class, from a worker started since
         type.__setattr__(cls, "_vg_home", (client, desc))

@@ -98,7 +98,6 @@ class Client:
     # The kinds of objects this client makes, for the spokes' isinstance checks (a spoke imports no other spoke).
     Handle = handles.Handle
     RemoteFunction = handles.RemoteFunction
-    InstanceAttr = handles._InstanceAttr
     cap_methods = handles.CAP_METHODS
     ProxyModule = importer.ProxyModule
     RecordMeta = records.RecordMeta

@@ -21,7 +21,7 @@ Every class of the package is re-exported here under the name it reports (pickle
 """
 
 from .callbacks import ByReference, Callbacks, _PackModule, _PackModules
-from .classes import BoundCall, ProxyType, _Inherited, _Method, _ModuleName
+from .classes import BoundCall, ProxyType, _Doc, _Inherited, _Method, _ModuleName
 from .client import Client, current
 from .errors import (
     BoundaryError,
@@ -55,7 +55,7 @@ __all__ = [
     "BoundCall", "BoundaryError", "BoundaryWarning", "ByReference", "Callbacks", "CandidateBaseException",
     "CandidateKeyboardInterrupt", "Client", "EnumMember", "Finder", "Handle", "IsolationUnavailable", "LiveHandle",
     "LyingEquality", "NotCrossable", "ProxyModule", "ProxyType", "RemoteFunction", "Texts", "WorkerCrashed", "_End",
-    "_Inherited", "_InstanceAttr", "_Loader", "_Method", "_MirrorMeta", "_ModuleName", "_NoLength", "_PackModule",
-    "_PackModules", "_Probe", "_RecordMeta", "_Refused", "_ValueMirror", "current", "exception_from", "install",
-    "mirror_exception", "record_class", "_unpickle",
+    "_Doc", "_Inherited", "_InstanceAttr", "_Loader", "_Method", "_MirrorMeta", "_ModuleName", "_NoLength",
+    "_PackModule", "_PackModules", "_Probe", "_RecordMeta", "_Refused", "_ValueMirror", "current", "exception_from",
+    "install", "mirror_exception", "record_class", "_unpickle",
 ]

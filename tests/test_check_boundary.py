@@ -21,8 +21,11 @@ ADDS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 CALC = ADD + "\nclass Thing:\n    pass\n\n\ndef make():\n    return Thing()\n"
 
 
-def rec(status: str, nodes: dict[str, str] | None, more: int = 0) -> SimpleNamespace:
-    return SimpleNamespace(status=status, nodes=nodes, nodes_more=more)
+def rec(status: str, nodes: dict[str, str] | None, more: int = 0, exc_type: str | None = None) -> SimpleNamespace:
+    return SimpleNamespace(status=status, nodes=nodes, nodes_more=more, exc_type=exc_type)
+
+
+CUT = "verdict_gate.Timeout"  # the runner's record of a property whose process timed out
 
 
 @pytest.mark.fast
@@ -34,6 +37,12 @@ def rec(status: str, nodes: dict[str, str] | None, more: int = 0) -> SimpleNames
     (rec("pass", {"a": "xfailed"}), rec("pass", {"a": "xpassed"}), (("a", "xfailed", "xpassed"),)),
     (rec("crash", None), rec("pass", {"a": "passed"}), (("(the property)", "crash", "pass"),)),
     (rec("crash", None), rec("crash", None), ()),
+    # a run cut by its timeout: the nodes that ended compare, those after the cut do not, the statuses do
+    (rec("timeout", {"a": "passed", "b": "failed"}, exc_type=CUT), rec("pass", {"a": "passed", "b": "passed",
+                                                                              "c": "passed"}),
+     (("(the property)", "timeout", "pass"), ("b", "failed", "passed"))),
+    (rec("timeout", {"a": "passed"}, exc_type=CUT), rec("timeout", {"a": "passed", "b": "passed"}, exc_type=CUT),
+     ()),
     # past a record's cap a node one side lists and the other counted is not a difference
     (rec("pass", {"a": "passed"}, more=1), rec("pass", {"a": "passed", "b": "passed"}), ()),
     (rec("pass", {"a": "failed"}, more=1), rec("pass", {"a": "passed", "b": "passed"}), (("a", "failed", "passed"),)),

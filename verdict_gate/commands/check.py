@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verdict_gate.boundary.results import CRASH_EXC, TIMEOUT_EXC
 from verdict_gate.commands.common import add_pack_options, pack_options, progress
+
+LOST_EXC = (TIMEOUT_EXC, CRASH_EXC)  # the runner's record of a property whose process it lost mid-way
 
 EXIT_HELP = ("exit codes: 0 every property held or failed in a way a freeze could forgive, 1 a property cannot "
              "run as it is (never reached its body, not collected, checked nothing, or the boundary changes a "
@@ -121,17 +124,23 @@ def boundary_differences(gate: Any, plain: Any) -> tuple[tuple[str, str, str], .
     property (``nodes``: node id → pytest's outcome word), as ``(node, gate, plain)`` sorted by node.
 
     A node only one record has is ``missing`` on the other side. Records without nodes (a lost run)
-    compare by status: ``("(the property)", gate status, plain status)`` when they differ. Nodes past a
+    compare by status: ``("(the property)", gate status, plain status)`` when they differ. A run lost mid-way
+    (a timeout, a process crash: the runner's record) keeps the nodes that ended before it: those compare, the
+    ones after the cut do not (where it falls is the machine's speed), and the statuses do. Nodes past a
     record's cap (``nodes_more``) are not compared.
     """
     if gate is None or plain is None:
         return ()
+    status = () if gate.status == plain.status else (("(the property)", gate.status, plain.status),)
     if gate.nodes is None or plain.nodes is None:
-        return () if gate.status == plain.status else (("(the property)", gate.status, plain.status),)
+        return status
+    cut_gate, cut_plain = gate.exc_type in LOST_EXC, plain.exc_type in LOST_EXC
     names = sorted(set(gate.nodes) | set(plain.nodes))
-    return tuple((n, gate.nodes.get(n, "missing"), plain.nodes.get(n, "missing")) for n in names
-                 if gate.nodes.get(n) != plain.nodes.get(n)
-                 and not ((gate.nodes_more or plain.nodes_more) and (n not in gate.nodes or n not in plain.nodes)))
+    nodes = tuple((n, gate.nodes.get(n, "missing"), plain.nodes.get(n, "missing")) for n in names
+                  if gate.nodes.get(n) != plain.nodes.get(n)
+                  and not ((gate.nodes_more or plain.nodes_more) and (n not in gate.nodes or n not in plain.nodes))
+                  and not ((cut_gate and n not in gate.nodes) or (cut_plain and n not in plain.nodes)))
+    return (status if cut_gate or cut_plain else ()) + nodes
 
 
 @dataclass(frozen=True)

@@ -461,8 +461,14 @@ class _ValueMirror:
         handle = mirror_handle(self)
         if handle is not None:
             return handle.__reduce_ex__(protocol)
-        base = next(t for t in VALUE_BUILTINS.values() if isinstance(self, t))
-        return (base, (base(self) if base is not str else str.__str__(self),))
+        value = builtin_value(self)
+        return (type(value), (value,))
+
+
+def builtin_value(obj: _ValueMirror) -> Any:
+    """The plain builtin value of a mirror (read with the builtin's own methods, never the subclass's)."""
+    base = next(t for t in VALUE_BUILTINS.values() if isinstance(obj, t))
+    return base(obj) if base is not str else str.__str__(obj)
 
 
 VALUE_BUILTINS = {t.__name__: t for t in (tuple, str, int, float, bytes, frozenset)}

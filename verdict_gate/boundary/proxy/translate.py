@@ -29,6 +29,7 @@ from .handles import (
     Handle,
     LiveHandle,
     _ValueMirror,
+    builtin_value,
     forward,
     mirror_handle,
 )
@@ -325,8 +326,7 @@ def encode_local(client: Client, obj: Any) -> Any:
         handle = mirror_handle(obj)
         if handle is not None:
             return {"h": handle._vg_target()}  # the candidate's own object again
-        base = next(t for t in VALUE_BUILTINS.values() if isinstance(obj, t))
-        return client.encode(base(obj) if base is not str else str.__str__(obj))
+        return client.encode(builtin_value(obj))
     if isinstance(obj, ProxyModule):
         return {"mod": obj.__name__}
     if isinstance(obj, type) and issubclass(obj, BaseException) and getattr(obj, "_vg_mirror", False):
